@@ -1,0 +1,3 @@
+from llmwiki.cli import main
+
+main()

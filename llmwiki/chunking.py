@@ -1,0 +1,217 @@
+"""Chunking: pages of blocks become chunks within a token budget. Pure.
+
+Rules, in order of preference:
+
+1. A chunk never spans two pages, so a citation names one page.
+2. A new heading section starts a new chunk, unless the chunk so far is
+   smaller than ``min_tokens`` (a lone heading stays with its first paragraph).
+3. Whole paragraphs (blocks) are packed while they fit; a paragraph that does
+   not fit in what is left starts the next chunk if it fits in one on its own,
+   and is split between chunks at sentence boundaries otherwise.
+4. A sentence longer than the budget is split between words, and a word longer
+   than the budget between characters, so every chunk fits.
+5. The next chunk begins with the trailing sentences of the previous one, up to
+   ``overlap_tokens``, when both lie in the same section.
+6. A last chunk on a page smaller than ``min_tokens`` is merged into the one
+   before it when the two fit together.
+
+Each chunk's text is exactly ``page.text[start:end]``. The breadcrumb is that
+of the chunk's first new (non-overlap) sentence; extractors carry it across
+pages, so a section that runs over a page break keeps its heading path.
+
+Sentence boundaries here come from a fast regular expression: chunk edges only
+need to fall between sentences most of the time, and the budget is enforced
+regardless. Verification, where a sentence is the unit of judgement, uses a
+full sentence splitter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from llmwiki.records import Block, Chunk, PageText
+
+TokenCounter = Callable[[str], int]
+
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st mt vs etc e.g i.e cf al fig no vol ed eds inc ltd co corp gen gov sen rep "
+    "jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k".split()
+)
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9À-Ý])|\n(?=\s*\n)")
+_WORD = re.compile(r"\S+")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Split text into (start, end) spans of sentences, trimmed of whitespace."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        preceding = text[start:match.start()].rsplit(None, 1)
+        last_word = preceding[-1].lower().rstrip(".") if preceding else ""
+        if match.group().startswith(".") and (last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha())):
+            continue
+        spans.append((start, end))
+        start = end
+    spans.append((start, len(text)))
+    trimmed = []
+    for begin, finish in spans:
+        segment = text[begin:finish]
+        left = len(segment) - len(segment.lstrip())
+        right = len(segment.rstrip())
+        if right > left:
+            trimmed.append((begin + left, begin + right))
+    return trimmed
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A sentence (or a piece of one) placed on the page."""
+
+    start: int
+    end: int
+    tokens: int
+    breadcrumb: tuple[str, ...]
+    block_index: int
+
+
+def _split_oversized(text: str, offset: int, *, max_tokens: int, count_tokens: TokenCounter) -> Iterator[tuple[int, int, int]]:
+    """Split a span that exceeds the budget between words, or characters."""
+    piece_start = piece_end = None
+    piece_tokens = 0
+    for word in _WORD.finditer(text):
+        word_tokens = count_tokens(word.group())
+        if word_tokens > max_tokens:
+            if piece_start is not None:
+                yield offset + piece_start, offset + piece_end, piece_tokens
+                piece_start, piece_tokens = None, 0
+            yield from _split_characters(word.group(), offset + word.start(), max_tokens=max_tokens, count_tokens=count_tokens)
+            continue
+        if piece_start is not None and piece_tokens + word_tokens > max_tokens:
+            yield offset + piece_start, offset + piece_end, count_tokens(text[piece_start:piece_end])
+            piece_start, piece_tokens = None, 0
+        if piece_start is None:
+            piece_start = word.start()
+        piece_end = word.end()
+        piece_tokens = count_tokens(text[piece_start:piece_end])
+    if piece_start is not None:
+        yield offset + piece_start, offset + piece_end, piece_tokens
+
+
+def _split_characters(word: str, offset: int, *, max_tokens: int, count_tokens: TokenCounter) -> Iterator[tuple[int, int, int]]:
+    position = 0
+    while position < len(word):
+        size = min(len(word) - position, max_tokens)
+        while size > 1 and count_tokens(word[position:position + size]) > max_tokens:
+            size //= 2
+        yield offset + position, offset + position + size, count_tokens(word[position:position + size])
+        position += size
+
+
+def _units(blocks: Sequence[Block], *, max_tokens: int, count_tokens: TokenCounter) -> list[_Unit]:
+    units = []
+    for block_index, block in enumerate(blocks):
+        for begin, end in sentence_spans(block.text):
+            sentence = block.text[begin:end]
+            tokens = count_tokens(sentence)
+            if tokens <= max_tokens:
+                units.append(_Unit(block.start + begin, block.start + end, tokens, block.breadcrumb, block_index))
+                continue
+            for piece_start, piece_end, piece_tokens in _split_oversized(sentence, block.start + begin, max_tokens=max_tokens, count_tokens=count_tokens):
+                units.append(_Unit(piece_start, piece_end, piece_tokens, block.breadcrumb, block_index))
+    return units
+
+
+def chunk_page(
+    page: PageText,
+    *,
+    max_tokens: int,
+    overlap_tokens: int,
+    min_tokens: int,
+    count_tokens: TokenCounter,
+) -> list[Chunk]:
+    """Chunk one page's blocks; see the module docstring for the rules."""
+    units = _units(page.blocks, max_tokens=max_tokens, count_tokens=count_tokens)
+    block_tokens: dict[int, int] = {}
+    for unit in units:
+        block_tokens[unit.block_index] = block_tokens.get(unit.block_index, 0) + unit.tokens
+
+    groups: list[tuple[list[_Unit], int]] = []  # (units, index of the first new unit)
+    current: list[_Unit] = []
+    first_new = 0
+
+    def tokens_of(group: list[_Unit]) -> int:
+        return sum(unit.tokens for unit in group)
+
+    def flush(*, keep_overlap: bool) -> None:
+        nonlocal current, first_new
+        groups.append((current, first_new))
+        overlap: list[_Unit] = []
+        if keep_overlap and overlap_tokens > 0:
+            for unit in reversed(current):
+                if tokens_of(overlap) + unit.tokens > overlap_tokens:
+                    break
+                overlap.insert(0, unit)
+            if len(overlap) == len(current):
+                overlap = overlap[1:]
+        current, first_new = overlap, len(overlap)
+
+    previous: _Unit | None = None
+    for unit in units:
+        starts_block = previous is None or unit.block_index != previous.block_index
+        new_section = previous is not None and unit.breadcrumb != previous.breadcrumb
+        has_new = len(current) > first_new
+        if has_new and starts_block and new_section and tokens_of(current) >= min_tokens:
+            flush(keep_overlap=False)
+            current, first_new = [], 0
+        elif has_new and starts_block and tokens_of(current) + block_tokens[unit.block_index] > max_tokens and block_tokens[unit.block_index] <= max_tokens:
+            flush(keep_overlap=True)
+        if len(current) > first_new and tokens_of(current) + unit.tokens > max_tokens:
+            flush(keep_overlap=True)
+        while current and len(current) == first_new and tokens_of(current) + unit.tokens > max_tokens:
+            current, first_new = current[1:], first_new - 1
+        current.append(unit)
+        previous = unit
+    if len(current) > first_new:
+        groups.append((current, first_new))
+
+    if len(groups) >= 2:
+        last_units, _ = groups[-1]
+        before_units, before_first = groups[-2]
+        merged = before_units + [unit for unit in last_units if unit.start >= before_units[-1].end]
+        if tokens_of(last_units) < min_tokens and count_tokens(page.text[merged[0].start:merged[-1].end]) <= max_tokens:
+            groups[-2:] = [(merged, before_first)]
+
+    chunks = []
+    for group, first in groups:
+        start, end = group[0].start, group[-1].end
+        text = page.text[start:end]
+        chunks.append(
+            Chunk(
+                page_number=page.number,
+                start=start,
+                end=end,
+                text=text,
+                token_count=count_tokens(text),
+                breadcrumb=group[min(first, len(group) - 1)].breadcrumb,
+            )
+        )
+    return chunks
+
+
+def chunk_pages(
+    pages: Sequence[PageText],
+    *,
+    max_tokens: int,
+    overlap_tokens: int,
+    min_tokens: int,
+    count_tokens: TokenCounter,
+) -> list[Chunk]:
+    """Chunk every page of an extraction, in page order."""
+    return [
+        chunk
+        for page in pages
+        for chunk in chunk_page(page, max_tokens=max_tokens, overlap_tokens=overlap_tokens, min_tokens=min_tokens, count_tokens=count_tokens)
+    ]

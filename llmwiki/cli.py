@@ -1,0 +1,130 @@
+"""The ``llmwiki`` command: a thin layer that turns library calls into text.
+
+Only this module (and the notebooks) print. Library errors arrive as
+``LlmwikiError`` and leave as one line on stderr with exit status 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from llmwiki.errors import LlmwikiError
+from llmwiki.workspace import Workspace
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+
+
+def _workspace(path: str | None) -> Workspace:
+    return Workspace.open(path) if path else Workspace.find()
+
+
+workspace_option = click.option(
+    "--workspace",
+    "-w",
+    "workspace_path",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Workspace folder (default: $LLMWIKI_WORKSPACE, or the nearest folder with a wiki_config.toml).",
+)
+
+
+@click.group()
+@click.version_option(package_name="llmwiki")
+def cli() -> None:
+    """llmwiki: ingest documents, keep a Markdown wiki, ask cited questions, verify pages."""
+
+
+@cli.command()
+@click.argument("path", type=click.Path(file_okay=False))
+def init(path: str) -> None:
+    """Create a workspace at PATH (existing files are kept)."""
+    workspace = Workspace.init(path)
+    with workspace.store.connect():
+        pass
+    console.print(f"Workspace ready at {workspace.root}")
+    console.print(f"Put documents in {workspace.sources_dir}, then run: llmwiki ingest -w {workspace.root}")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@workspace_option
+@click.option("--copy", is_flag=True, help="Copy files from outside the workspace into sources/ first.")
+def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool) -> None:
+    """Ingest files or folders (default: the workspace's sources/)."""
+    from llmwiki.ingest import ingest_paths
+
+    workspace = _workspace(workspace_path)
+    with Progress(
+        TextColumn("[bold]ingest"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=errors,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None)
+
+        def on_progress(done: int, total: int, path: str) -> None:
+            progress.update(task, completed=done, total=total, description=Path(path).name)
+
+        report = ingest_paths(workspace, list(paths) or None, copy=copy, on_progress=on_progress)
+    for outcome in report.outcomes:
+        if outcome.action in ("ingested", "updated"):
+            console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
+    for outcome in report.problems:
+        errors.print(f"  [red]{outcome.action:<9}[/red] {outcome.reason}", highlight=False)
+    console.print(report.summary())
+    totals = workspace.store.totals()
+    console.print(f"Store: {totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks, {totals['tokens']} tokens")
+    if report.problems:
+        sys.exit(2)
+
+
+@cli.command()
+@workspace_option
+def status(workspace_path: str | None) -> None:
+    """Documents by kind and status, and every failure with its reason."""
+    workspace = _workspace(workspace_path)
+    store = workspace.store
+    table = Table(title=f"Documents in {workspace.root}")
+    for column in ("kind", "status", "documents"):
+        table.add_column(column)
+    counts = store.status_counts()
+    for row in counts:
+        table.add_row(row.kind, row.status, str(row.document_count))
+    if counts:
+        console.print(table)
+    else:
+        console.print("No documents yet. Put files in sources/ and run `llmwiki ingest`.")
+    failed = [document for document in store.documents() if document.status == "failed"]
+    for document in failed:
+        console.print(f"[red]failed[/red] {document.path}: {document.error}", highlight=False)
+    totals = store.totals()
+    console.print(f"{totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks")
+
+
+def main() -> None:
+    """Entry point: run the CLI, turning LlmwikiError into one line and exit 1."""
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.Abort:
+        errors.print("Aborted.")
+        sys.exit(130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except LlmwikiError as err:
+        errors.print(f"Error: {err}", highlight=False, markup=False)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

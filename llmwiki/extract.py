@@ -1,0 +1,314 @@
+"""Text extraction: a file on disk becomes pages of blocks with breadcrumbs.
+
+Each format is read by a kept library, never by a hand-written parser:
+Markdown by markdown-it-py, HTML by BeautifulSoup + markdownify (HTML is turned
+into Markdown so both share one block builder), PDF by pypdf (one PageText per
+PDF page, breadcrumbs from the PDF outline), DOCX by python-docx (breadcrumbs
+from heading styles). Plain text is split on blank lines.
+
+Text is cleaned at ingress, once, here: NUL bytes are removed and line endings
+become ``\\n``. Undecodable or binary input raises ``IngestError`` naming the
+file and the fix; nothing here touches the store.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import charset_normalizer
+import yaml
+from markdown_it import MarkdownIt
+
+from llmwiki.errors import IngestError, UnsupportedFileError
+from llmwiki.records import Block, Extraction, PageText
+
+BLOCK_SEPARATOR = "\n\n"
+_FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(?:\n|\Z)", re.DOTALL)
+_BLANK_LINES = re.compile(r"\n[ \t]*\n+")
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def clean_text(text: str) -> str:
+    """Remove NUL bytes and normalise line endings to ``\\n``."""
+    return text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def decode_text(data: bytes, path: Path) -> tuple[str, str]:
+    """Decode a text file's bytes; returns (text, encoding) or raises IngestError."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return clean_text(data.decode(encoding)), encoding
+            except UnicodeDecodeError as err:
+                raise IngestError(path, f"starts with a {encoding} byte-order mark but is not valid {encoding} ({err.reason})", "Re-save it as UTF-8") from err
+    sample = data[:65536]
+    if sample and sample.count(0) / len(sample) > 0.1:
+        raise IngestError(path, "looks like a binary file, not text (many NUL bytes)", "Check that the extension is right, or remove it from sources/")
+    data = data.replace(b"\x00", b"")
+    sample = data[:65536]
+    if sample and sum(sample.count(byte) for byte in _CONTROL_BYTES) / len(sample) > 0.05:
+        raise IngestError(path, "looks like a binary file, not text (many control bytes)", "Check that the extension is right, or remove it from sources/")
+    try:
+        return clean_text(data.decode("utf-8")), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    best = charset_normalizer.from_bytes(data).best()
+    if best is None:
+        raise IngestError(path, "is not text in any encoding that could be detected", "Re-save it as UTF-8")
+    return clean_text(str(best)), best.encoding
+
+
+class _PageBuilder:
+    """Joins blocks with blank lines while recording each block's offset."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.blocks: list[Block] = []
+        self.length = 0
+
+    def add(self, text: str, breadcrumb: tuple[str, ...], *, is_heading: bool = False) -> None:
+        text = clean_text(text).strip()
+        if not text:
+            return
+        if self.parts:
+            self.parts.append(BLOCK_SEPARATOR)
+            self.length += len(BLOCK_SEPARATOR)
+        self.blocks.append(Block(text=text, start=self.length, breadcrumb=breadcrumb, is_heading=is_heading))
+        self.parts.append(text)
+        self.length += len(text)
+
+    def page(self, number: int) -> PageText:
+        return PageText(number=number, text="".join(self.parts), blocks=tuple(self.blocks))
+
+
+class _Breadcrumb:
+    """The heading path at the current point of a document."""
+
+    def __init__(self) -> None:
+        self.levels: list[tuple[int, str]] = []
+
+    def enter(self, level: int, title: str) -> tuple[str, ...]:
+        self.levels = [(lvl, text) for lvl, text in self.levels if lvl < level]
+        self.levels.append((level, title))
+        return self.current
+
+    @property
+    def current(self) -> tuple[str, ...]:
+        return tuple(text for _, text in self.levels)
+
+
+def _split_frontmatter(text: str) -> tuple[dict, str]:
+    match = _FRONTMATTER.match(text)
+    if not match:
+        return {}, text
+    try:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return {}, text
+    return (meta if isinstance(meta, dict) else {}), text[match.end():]
+
+
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
+
+
+def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb | None = None) -> str | None:
+    """Add a Markdown text's top-level blocks to a page; returns the first H1."""
+    breadcrumb = breadcrumb or _Breadcrumb()
+    lines = text.split("\n")
+    tokens = _MARKDOWN.parse(text)
+    first_h1 = None
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.level != 0 or token.nesting == -1 or token.map is None:
+            index += 1
+            continue
+        if token.type == "heading_open":
+            title = tokens[index + 1].content.strip()
+            level = int(token.tag[1:])
+            if level == 1 and first_h1 is None:
+                first_h1 = title
+            builder.add(title, breadcrumb.enter(level, title), is_heading=True)
+        else:
+            begin, end = token.map
+            builder.add("\n".join(lines[begin:end]), breadcrumb.current)
+        index += 1
+    return first_h1
+
+
+def extract_markdown(data: bytes, path: Path) -> Extraction:
+    text, encoding = decode_text(data, path)
+    meta, body = _split_frontmatter(text)
+    builder = _PageBuilder()
+    first_h1 = markdown_blocks(body, builder)
+    title = meta.get("title") if isinstance(meta.get("title"), str) else first_h1
+    return Extraction(parser=f"markdown-it ({encoding})", pages=(builder.page(1),), title=title)
+
+
+def extract_text(data: bytes, path: Path) -> Extraction:
+    text, encoding = decode_text(data, path)
+    builder = _PageBuilder()
+    for paragraph in _BLANK_LINES.split(text):
+        builder.add(paragraph, ())
+    first_line = text.strip().split("\n", 1)[0].strip()
+    title = first_line if 0 < len(first_line) <= 80 else None
+    return Extraction(parser=f"text ({encoding})", pages=(builder.page(1),), title=title)
+
+
+def extract_html(data: bytes, path: Path) -> Extraction:
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    text, encoding = decode_text(data, path)
+    soup = BeautifulSoup(text, "lxml")
+    for element in soup(["script", "style", "noscript", "template", "nav", "svg"]):
+        element.decompose()
+    title_tag = soup.find("title")
+    root = soup.find("main") or soup.find("article") or soup.body or soup
+    markdown = MarkdownConverter(
+        heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False
+    ).convert_soup(root)
+    builder = _PageBuilder()
+    first_h1 = markdown_blocks(clean_text(markdown), builder)
+    title = title_tag.get_text(strip=True) if title_tag and title_tag.get_text(strip=True) else first_h1
+    return Extraction(parser=f"beautifulsoup+markdownify ({encoding})", pages=(builder.page(1),), title=title)
+
+
+def _pdf_outline_starts(reader) -> list[tuple[int, int, str]]:
+    """(page index, depth, title) of each outline entry, in reading order."""
+    starts: list[tuple[int, int, str]] = []
+
+    def walk(items: Iterable, depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+                continue
+            try:
+                starts.append((reader.get_destination_page_number(item), depth, str(item.title).strip()))
+            except Exception:  # a broken outline entry costs only its breadcrumb
+                continue
+
+    try:
+        walk(reader.outline, 1)
+    except Exception:
+        return []
+    return sorted(starts, key=lambda entry: entry[0])
+
+
+def _pdf_paragraphs(page_text: str) -> list[str]:
+    paragraphs = []
+    for paragraph in _BLANK_LINES.split(clean_text(page_text)):
+        joined = re.sub(r"(\w)-\n(\w)", r"\1\2", paragraph)
+        paragraphs.append(re.sub(r"\s+", " ", joined))
+    return paragraphs
+
+
+def extract_pdf(data: bytes, path: Path) -> Extraction:
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    fix = "Re-export or re-download the PDF, then ingest it again"
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise IngestError(path, "is an encrypted PDF", "Save a copy without a password, then ingest that")
+        raw_pages = [page.extract_text() or "" for page in reader.pages]
+    except IngestError:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError) as err:
+        raise IngestError(path, f"is not a readable PDF ({type(err).__name__}: {err})", fix) from err
+    if not raw_pages:
+        raise IngestError(path, "is a PDF with no pages", fix)
+    outline = _pdf_outline_starts(reader)
+    breadcrumb = _Breadcrumb()
+    pages = []
+    for index, raw in enumerate(raw_pages):
+        for _, depth, title in (entry for entry in outline if entry[0] == index):
+            breadcrumb.enter(depth, title)
+        builder = _PageBuilder()
+        for paragraph in _pdf_paragraphs(raw):
+            builder.add(paragraph, breadcrumb.current)
+        pages.append(builder.page(index + 1))
+    if not any(page.text for page in pages):
+        raise IngestError(path, "is a PDF with no text layer (scanned images?)", "Run OCR on it (e.g. ocrmypdf), then ingest the result")
+    metadata_title = None
+    try:
+        metadata_title = reader.metadata.title if reader.metadata else None
+    except Exception:
+        metadata_title = None
+    return Extraction(parser="pypdf", pages=tuple(pages), title=metadata_title or None)
+
+
+def _docx_heading_level(style_name: str) -> int | None:
+    if style_name == "Title":
+        return 1
+    match = re.fullmatch(r"Heading (\d)", style_name)
+    return int(match.group(1)) if match else None
+
+
+def extract_docx(data: bytes, path: Path) -> Extraction:
+    import io
+
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        items = list(document.iter_inner_content())
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as err:
+        raise IngestError(path, f"is not a readable DOCX ({type(err).__name__}: {err})", "Open and re-save it in Word or LibreOffice as .docx, then ingest it again") from err
+    builder = _PageBuilder()
+    breadcrumb = _Breadcrumb()
+    first_heading = None
+    for item in items:
+        if isinstance(item, Table):
+            rows = [" | ".join(cell.text.strip() for cell in row.cells) for row in item.rows]
+            builder.add("\n".join(rows), breadcrumb.current)
+            continue
+        level = _docx_heading_level(item.style.name if item.style is not None else "")
+        if level is not None and item.text.strip():
+            first_heading = first_heading or item.text.strip()
+            builder.add(item.text, breadcrumb.enter(level, item.text.strip()), is_heading=True)
+        else:
+            builder.add(item.text, breadcrumb.current)
+    title = document.core_properties.title or first_heading
+    return Extraction(parser="python-docx", pages=(builder.page(1),), title=title)
+
+
+EXTRACTORS: dict[str, Callable[[bytes, Path], Extraction]] = {
+    ".md": extract_markdown,
+    ".markdown": extract_markdown,
+    ".txt": extract_text,
+    ".text": extract_text,
+    ".html": extract_html,
+    ".htm": extract_html,
+    ".pdf": extract_pdf,
+    ".docx": extract_docx,
+}
+
+
+def extract(data: bytes, path: Path) -> Extraction:
+    """Extract a file's text by its extension; raises IngestError on bad input."""
+    extractor = EXTRACTORS.get(path.suffix.lower())
+    if extractor is None:
+        supported = ", ".join(sorted(EXTRACTORS))
+        raise UnsupportedFileError(path, f"has an unsupported file type '{path.suffix or '(none)'}'", f"Convert it to one of {supported}")
+    if not data.strip():
+        raise IngestError(path, "is empty", "Add content to it or remove it from sources/")
+    extraction = extractor(data, path)
+    if not any(page.text.strip() for page in extraction.pages):
+        raise IngestError(path, "has no text after extraction", "Check that the file has readable text, or remove it from sources/")
+    return extraction

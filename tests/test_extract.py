@@ -1,0 +1,214 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO
+from llmwiki.errors import IngestError, UnsupportedFileError
+from llmwiki.extract import decode_text, extract
+
+
+def read(path: Path):
+    return extract(path.read_bytes(), path)
+
+
+def blocks_by_text(extraction):
+    return {block.text: block for page in extraction.pages for block in page.blocks}
+
+
+def assert_offsets_exact(extraction):
+    for page in extraction.pages:
+        for block in page.blocks:
+            assert page.text[block.start:block.end] == block.text
+
+
+# -- Markdown ---------------------------------------------------------------
+
+
+def test_markdown_breadcrumbs_follow_nested_headings():
+    extraction = read(FIXTURES / "guide.md")
+    blocks = blocks_by_text(extraction)
+    assert extraction.title == "Field Guide to Otters"  # frontmatter wins over the H1
+    assert blocks["River otters prefer clean water with plenty of fish. Their dens are called holts."].breadcrumb == ("Otters", "Habitat", "Rivers")
+    assert blocks["Sea otters float on their backs and use rocks as tools."].breadcrumb == ("Otters", "Habitat", "Coasts")
+    # Going back up a level drops the deeper headings.
+    assert blocks["Most otters eat fish, frogs, crayfish and crabs."].breadcrumb == ("Otters", "Diet")
+    assert_offsets_exact(extraction)
+
+
+def test_markdown_keeps_tables_and_code_whole_and_drops_frontmatter():
+    extraction = read(FIXTURES / "guide.md")
+    text = extraction.pages[0].text
+    assert "tags:" not in text
+    table = next(block for block in extraction.pages[0].blocks if block.text.startswith("| prey"))
+    assert "| crabs | 20% |" in table.text
+    assert any(block.text.startswith("```python") and block.text.endswith("```") for block in extraction.pages[0].blocks)
+
+
+def test_markdown_without_frontmatter_takes_title_from_h1(tmp_path):
+    path = tmp_path / "plain.md"
+    path.write_text("Intro line.\n\n# Real Title\n\nBody.\n", encoding="utf-8")
+    assert read(path).title == "Real Title"
+
+
+# -- HTML -------------------------------------------------------------------
+
+
+def test_html_headings_become_breadcrumbs_and_scripts_are_dropped():
+    extraction = read(FIXTURES / "page.html")
+    text = extraction.pages[0].text
+    assert extraction.title == "Volta's Pile"
+    assert "do not index scripts" not in text and "color: red" not in text
+    assert "Home" not in text  # navigation is not content
+    blocks = blocks_by_text(extraction)
+    construction = next(block for text_, block in blocks.items() if text_.startswith("The pile alternated"))
+    assert construction.breadcrumb == ("The Voltaic Pile", "Construction")
+    legacy = next(block for text_, block in blocks.items() if "volt, is named" in text_)
+    assert legacy.breadcrumb == ("The Voltaic Pile", "Legacy")
+    assert "Café" in legacy.text  # accented words survive
+    assert_offsets_exact(extraction)
+
+
+# -- PDF --------------------------------------------------------------------
+
+
+def test_pdf_has_one_page_text_per_page_and_carries_the_breadcrumb(binary_fixtures):
+    extraction = read(binary_fixtures["pdf"])
+    assert [page.number for page in extraction.pages] == [1, 2, 3]
+    assert extraction.title == "Michael Faraday"
+    assert "electromagnetic induction in 1831" in extraction.pages[0].text
+    assert "iron ring experiment" in extraction.pages[2].text
+    assert extraction.pages[0].blocks[0].breadcrumb == ("Introduction",)
+    # Page 2 has no outline entry: the section started on page 1 carries over.
+    assert extraction.pages[1].blocks[0].breadcrumb == ("Introduction",)
+    assert extraction.pages[2].blocks[0].breadcrumb == ("Experiments",)
+    assert_offsets_exact(extraction)
+
+
+def test_corrupt_pdf_is_refused_with_the_fix(binary_fixtures, tmp_path):
+    good = binary_fixtures["pdf"].read_bytes()
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(good[: len(good) // 3])
+    with pytest.raises(IngestError) as caught:
+        read(broken)
+    assert "broken.pdf" in str(caught.value)
+    assert "Re-export or re-download" in str(caught.value)
+    garbage = tmp_path / "garbage.pdf"
+    garbage.write_bytes(b"this is not a pdf at all")
+    with pytest.raises(IngestError, match="not a readable PDF"):
+        read(garbage)
+
+
+def test_pdf_without_text_layer_asks_for_ocr(binary_fixtures):
+    with pytest.raises(IngestError, match="OCR"):
+        read(binary_fixtures["scanned_pdf"])
+
+
+# -- DOCX -------------------------------------------------------------------
+
+
+def test_docx_heading_styles_become_breadcrumbs_and_tables_are_kept(binary_fixtures):
+    extraction = read(binary_fixtures["docx"])
+    blocks = blocks_by_text(extraction)
+    assert extraction.title == "Celsius Notes"
+    assert blocks["In 1742 he proposed the temperature scale that bears his name."].breadcrumb == ("Anders Celsius", "Temperature scale")
+    assert blocks["He died of tuberculosis in 1744."].breadcrumb == ("Anders Celsius", "Death")
+    assert "boiling | 0" in extraction.pages[0].text
+    assert_offsets_exact(extraction)
+
+
+def test_corrupt_docx_is_refused_with_the_fix(tmp_path):
+    path = tmp_path / "broken.docx"
+    path.write_bytes(b"PK\x03\x04 not really a zip archive")
+    with pytest.raises(IngestError, match="not a readable DOCX") as caught:
+        read(path)
+    assert "re-save" in str(caught.value)
+
+
+# -- plain text and encodings ------------------------------------------------
+
+
+def test_plain_text_paragraphs_split_on_blank_lines(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"Title line\r\n\r\nFirst paragraph\r\nwraps here.\r\n\r\n\r\nSecond paragraph.\r\n")
+    extraction = read(path)
+    assert [block.text for block in extraction.pages[0].blocks] == ["Title line", "First paragraph\nwraps here.", "Second paragraph."]
+    assert extraction.title == "Title line"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected", "encoding"),
+    [
+        ("Caf\u00e9 cr\u00e8me in Angoul\u00eame".encode("utf-8"), "Caf\u00e9 cr\u00e8me in Angoul\u00eame", "utf-8"),
+        ("\ufeffCaf\u00e9 au lait".encode("utf-8"), "Caf\u00e9 au lait", "utf-8-sig"),
+        ("Caf\u00e9 with a BOM in UTF-16".encode("utf-16"), "Caf\u00e9 with a BOM in UTF-16", "utf-16"),
+    ],
+)
+def test_decode_text_handles_utf8_boms_and_utf16(raw, expected, encoding):
+    text, used = decode_text(raw, Path("x.txt"))
+    assert text == expected
+    assert used == encoding
+
+
+def test_latin1_text_is_decoded_not_mangled(tmp_path):
+    path = tmp_path / "latin.txt"
+    sentence = "Le r\u00e9sultat de l'exp\u00e9rience \u00e9tait tr\u00e8s int\u00e9ressant pour Amp\u00e8re et Fran\u00e7ois. " * 5
+    path.write_bytes(sentence.encode("latin-1"))
+    extraction = read(path)
+    assert "r\u00e9sultat" in extraction.pages[0].text and "Fran\u00e7ois" in extraction.pages[0].text
+    assert "\ufffd" not in extraction.pages[0].text
+
+
+def test_nul_bytes_are_stripped_at_ingress(tmp_path):
+    path = tmp_path / "nul.txt"
+    path.write_bytes(b"Otters\x00 eat fish.\x00\n\nThey live in holts.")
+    text = read(path).pages[0].text
+    assert "\x00" not in text
+    assert text == "Otters eat fish.\n\nThey live in holts."
+
+
+def test_binary_file_with_text_extension_is_refused(tmp_path):
+    png_like = tmp_path / "image.txt"
+    png_like.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    with pytest.raises(IngestError, match="binary") as caught:
+        read(png_like)
+    assert "image.txt" in str(caught.value)
+    control = tmp_path / "fine.txt"
+    control.write_bytes(b"Plain text with one stray \x01 control byte is still text." * 3)
+    assert "Plain text" in read(control).pages[0].text
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n\n\t  "])
+def test_empty_files_are_refused(tmp_path, content):
+    path = tmp_path / "empty.md"
+    path.write_bytes(content)
+    with pytest.raises(IngestError, match="is empty"):
+        read(path)
+
+
+def test_unsupported_extension_names_the_supported_ones(tmp_path):
+    path = tmp_path / "sheet.xlsx"
+    path.write_bytes(b"whatever")
+    with pytest.raises(UnsupportedFileError, match=r"\.docx.*\.txt|\.md"):
+        read(path)
+
+
+# -- the shipped sample, real Wikipedia text in every format ----------------
+
+
+def test_every_sample_source_extracts_with_its_extractor():
+    sources = sorted((REPO / "workspace" / "sources").iterdir())
+    parsers = {}
+    for path in sources:
+        extraction = read(path)
+        assert extraction.char_count > 1000, path
+        parsers[path.suffix] = extraction.parser.split(" ")[0]
+        assert_offsets_exact(extraction)
+    assert parsers == {
+        ".txt": "text",
+        ".md": "markdown-it",
+        ".html": "beautifulsoup+markdownify",
+        ".pdf": "pypdf",
+        ".docx": "python-docx",
+    }
