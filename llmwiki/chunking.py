@@ -19,7 +19,8 @@ Each chunk's text is exactly ``page.text[start:end]``. The breadcrumb is that
 of the chunk's first new (non-overlap) sentence; extractors carry it across
 pages, so a section that runs over a page break keeps its heading path.
 
-Sentence boundaries here come from a fast regular expression: chunk edges only
+Sentence boundaries here come from a fast regular expression, and every line
+break counts as one too (lists and tables break between rows): chunk edges only
 need to fall between sentences most of the time, and the budget is enforced
 regardless. Verification, where a sentence is the unit of judgement, uses a
 full sentence splitter.
@@ -39,7 +40,7 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st mt vs etc e.g i.e cf al fig no vol ed eds inc ltd co corp gen gov sen rep "
     "jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k".split()
 )
-_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9À-Ý])|\n(?=\s*\n)")
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9À-Ý])|\n")
 _WORD = re.compile(r"\S+")
 
 
@@ -50,8 +51,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
         preceding = text[start:match.start()].rsplit(None, 1)
-        last_word = preceding[-1].lower().rstrip(".") if preceding else ""
-        if match.group().startswith(".") and (last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha())):
+        last_word = preceding[-1].rstrip(".") if preceding else ""
+        is_initial = len(last_word) == 1 and last_word.isupper()
+        if match.group().startswith(".") and (last_word.lower() in _ABBREVIATIONS or is_initial):
             continue
         spans.append((start, end))
         start = end
@@ -75,6 +77,7 @@ class _Unit:
     tokens: int
     breadcrumb: tuple[str, ...]
     block_index: int
+    index: int = 0
 
 
 def _split_oversized(text: str, offset: int, *, max_tokens: int, count_tokens: TokenCounter) -> Iterator[tuple[int, int, int]]:
@@ -89,13 +92,16 @@ def _split_oversized(text: str, offset: int, *, max_tokens: int, count_tokens: T
                 piece_start, piece_tokens = None, 0
             yield from _split_characters(word.group(), offset + word.start(), max_tokens=max_tokens, count_tokens=count_tokens)
             continue
-        if piece_start is not None and piece_tokens + word_tokens > max_tokens:
-            yield offset + piece_start, offset + piece_end, count_tokens(text[piece_start:piece_end])
-            piece_start, piece_tokens = None, 0
         if piece_start is None:
-            piece_start = word.start()
-        piece_end = word.end()
-        piece_tokens = count_tokens(text[piece_start:piece_end])
+            piece_start, piece_end, piece_tokens = word.start(), word.end(), word_tokens
+            continue
+        gap = text[piece_end:word.start()]
+        grown = piece_tokens + (count_tokens(gap) if gap else 0) + word_tokens
+        if grown > max_tokens:
+            yield offset + piece_start, offset + piece_end, piece_tokens
+            piece_start, piece_end, piece_tokens = word.start(), word.end(), word_tokens
+        else:
+            piece_end, piece_tokens = word.end(), grown
     if piece_start is not None:
         yield offset + piece_start, offset + piece_end, piece_tokens
 
@@ -110,17 +116,26 @@ def _split_characters(word: str, offset: int, *, max_tokens: int, count_tokens: 
         position += size
 
 
+def _count_all(texts: list[str], count_tokens: TokenCounter) -> list[int]:
+    batch = getattr(count_tokens, "batch", None)
+    return batch(texts) if batch is not None else [count_tokens(text) for text in texts]
+
+
 def _units(blocks: Sequence[Block], *, max_tokens: int, count_tokens: TokenCounter) -> list[_Unit]:
+    placed = [
+        (block_index, block, begin, end)
+        for block_index, block in enumerate(blocks)
+        for begin, end in sentence_spans(block.text)
+    ]
+    counts = _count_all([block.text[begin:end] for _, block, begin, end in placed], count_tokens)
     units = []
-    for block_index, block in enumerate(blocks):
-        for begin, end in sentence_spans(block.text):
-            sentence = block.text[begin:end]
-            tokens = count_tokens(sentence)
-            if tokens <= max_tokens:
-                units.append(_Unit(block.start + begin, block.start + end, tokens, block.breadcrumb, block_index))
-                continue
-            for piece_start, piece_end, piece_tokens in _split_oversized(sentence, block.start + begin, max_tokens=max_tokens, count_tokens=count_tokens):
-                units.append(_Unit(piece_start, piece_end, piece_tokens, block.breadcrumb, block_index))
+    for (block_index, block, begin, end), tokens in zip(placed, counts):
+        if tokens <= max_tokens:
+            units.append(_Unit(block.start + begin, block.start + end, tokens, block.breadcrumb, block_index))
+            continue
+        sentence = block.text[begin:end]
+        for piece_start, piece_end, piece_tokens in _split_oversized(sentence, block.start + begin, max_tokens=max_tokens, count_tokens=count_tokens):
+            units.append(_Unit(piece_start, piece_end, piece_tokens, block.breadcrumb, block_index))
     return units
 
 
@@ -133,44 +148,59 @@ def chunk_page(
     count_tokens: TokenCounter,
 ) -> list[Chunk]:
     """Chunk one page's blocks; see the module docstring for the rules."""
-    units = _units(page.blocks, max_tokens=max_tokens, count_tokens=count_tokens)
-    block_tokens: dict[int, int] = {}
+    units = [
+        _Unit(unit.start, unit.end, unit.tokens, unit.breadcrumb, unit.block_index, index)
+        for index, unit in enumerate(_units(page.blocks, max_tokens=max_tokens, count_tokens=count_tokens))
+    ]
+    block_span: dict[int, tuple[_Unit, _Unit]] = {}
     for unit in units:
-        block_tokens[unit.block_index] = block_tokens.get(unit.block_index, 0) + unit.tokens
+        first_of_block = block_span.get(unit.block_index, (unit, unit))[0]
+        block_span[unit.block_index] = (first_of_block, unit)
+
+    # Token position of each unit: counts add up over the whitespace between
+    # sentences (as they do for word-piece tokenizers), so a span's tokens are
+    # a difference of positions instead of a fresh count of its text.
+    positions = []
+    position = 0
+    for index, unit in enumerate(units):
+        if index:
+            gap = page.text[units[index - 1].end:unit.start]
+            position += units[index - 1].tokens + (count_tokens(gap) if gap else 0)
+        positions.append(position)
+
+    def span_tokens(first: _Unit, last: _Unit) -> int:
+        """Tokens of the page text from first's start to last's end, separators included."""
+        return positions[last.index] + last.tokens - positions[first.index]
 
     groups: list[tuple[list[_Unit], int]] = []  # (units, index of the first new unit)
     current: list[_Unit] = []
     first_new = 0
-
-    def tokens_of(group: list[_Unit]) -> int:
-        return sum(unit.tokens for unit in group)
 
     def flush(*, keep_overlap: bool) -> None:
         nonlocal current, first_new
         groups.append((current, first_new))
         overlap: list[_Unit] = []
         if keep_overlap and overlap_tokens > 0:
-            for unit in reversed(current):
-                if tokens_of(overlap) + unit.tokens > overlap_tokens:
+            for unit in reversed(current[1:]):
+                if span_tokens(unit, current[-1]) > overlap_tokens:
                     break
                 overlap.insert(0, unit)
-            if len(overlap) == len(current):
-                overlap = overlap[1:]
         current, first_new = overlap, len(overlap)
 
     previous: _Unit | None = None
     for unit in units:
         starts_block = previous is None or unit.block_index != previous.block_index
         new_section = previous is not None and unit.breadcrumb != previous.breadcrumb
-        has_new = len(current) > first_new
-        if has_new and starts_block and new_section and tokens_of(current) >= min_tokens:
-            flush(keep_overlap=False)
-            current, first_new = [], 0
-        elif has_new and starts_block and tokens_of(current) + block_tokens[unit.block_index] > max_tokens and block_tokens[unit.block_index] <= max_tokens:
+        if len(current) > first_new and starts_block:
+            block_first, block_last = block_span[unit.block_index]
+            if new_section and span_tokens(current[0], current[-1]) >= min_tokens:
+                flush(keep_overlap=False)
+                current, first_new = [], 0
+            elif span_tokens(current[0], block_last) > max_tokens and span_tokens(block_first, block_last) <= max_tokens:
+                flush(keep_overlap=True)
+        if len(current) > first_new and span_tokens(current[0], unit) > max_tokens:
             flush(keep_overlap=True)
-        if len(current) > first_new and tokens_of(current) + unit.tokens > max_tokens:
-            flush(keep_overlap=True)
-        while current and len(current) == first_new and tokens_of(current) + unit.tokens > max_tokens:
+        while current and len(current) == first_new and span_tokens(current[0], unit) > max_tokens:
             current, first_new = current[1:], first_new - 1
         current.append(unit)
         previous = unit
@@ -181,7 +211,7 @@ def chunk_page(
         last_units, _ = groups[-1]
         before_units, before_first = groups[-2]
         merged = before_units + [unit for unit in last_units if unit.start >= before_units[-1].end]
-        if tokens_of(last_units) < min_tokens and count_tokens(page.text[merged[0].start:merged[-1].end]) <= max_tokens:
+        if span_tokens(last_units[0], last_units[-1]) < min_tokens and span_tokens(merged[0], merged[-1]) <= max_tokens:
             groups[-2:] = [(merged, before_first)]
 
     chunks = []

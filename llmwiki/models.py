@@ -41,4 +41,8 @@ def minilm_token_counter():
     def count_tokens(text: str) -> int:
         return len(tokenizer.encode(text, add_special_tokens=False).ids)
 
+    def batch(texts: list[str]) -> list[int]:
+        return [len(encoding.ids) for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    count_tokens.batch = batch
     return count_tokens

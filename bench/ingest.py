@@ -1,0 +1,102 @@
+"""Ingest benchmark on the real CMU QA S08 corpus (about 50 Wikipedia articles).
+
+    python bench/ingest.py [--data ../shared/data/cmu-qa/S08]
+
+Prints documents, chunks, seconds and chunks per second for a full ingest into
+a fresh workspace, the time of each step (extract, chunk, store), a re-ingest
+of the unchanged corpus, and, as a reference in the same run, the bare cost
+of reading and decoding the same files. Target: full ingest under 20 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from llmwiki.chunking import chunk_pages  # noqa: E402
+from llmwiki.extract import decode_text, extract  # noqa: E402
+from llmwiki.ingest import ingest_paths  # noqa: E402
+from llmwiki.models import minilm_token_counter  # noqa: E402
+from llmwiki.workspace import Workspace  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
+    args = parser.parse_args()
+    articles = sorted((args.data / "data").glob("set*/a*.txt"))
+    if not articles:
+        sys.exit(f"no articles under {args.data}/data: the CMU QA corpus lives in ../shared/data (see its README)")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        workspace = Workspace.init(Path(scratch) / "ws")
+        for article in articles:
+            target = workspace.sources_dir / f"{article.parent.name}-{article.name}"
+            shutil.copyfile(article, target)
+        files = sorted(workspace.sources_dir.iterdir())
+        total_bytes = sum(path.stat().st_size for path in files)
+
+        load_started = time.perf_counter()
+        count_tokens = minilm_token_counter()
+        load_seconds = time.perf_counter() - load_started
+
+        decode_started = time.perf_counter()
+        for path in files:
+            decode_text(path.read_bytes(), path)
+        decode_seconds = time.perf_counter() - decode_started
+
+        extract_started = time.perf_counter()
+        extractions = [extract(path.read_bytes(), path) for path in files]
+        extract_seconds = time.perf_counter() - extract_started
+
+        chunk_started = time.perf_counter()
+        settings = workspace.config.chunking
+        chunk_total = sum(
+            len(chunk_pages(extraction.pages, max_tokens=settings.max_tokens, overlap_tokens=settings.overlap_tokens,
+                            min_tokens=settings.min_tokens, count_tokens=count_tokens))
+            for extraction in extractions
+        )
+        chunk_seconds = time.perf_counter() - chunk_started
+
+        ingest_started = time.perf_counter()
+        report = ingest_paths(workspace, count_tokens=count_tokens)
+        ingest_seconds = time.perf_counter() - ingest_started
+        totals = workspace.store.totals()
+
+        again_started = time.perf_counter()
+        again = ingest_paths(workspace, count_tokens=count_tokens)
+        again_seconds = time.perf_counter() - again_started
+
+    store_seconds = max(ingest_seconds - extract_seconds - chunk_seconds, 0.0)
+    print(f"corpus: {len(files)} files, {total_bytes / 1024:.0f} KiB, from {args.data}")
+    print(f"{'step':<34}{'seconds':>10}{'x decode':>10}")
+    rows = [
+        ("reference: read + decode only", decode_seconds),
+        ("extract (text, pages, blocks)", extract_seconds),
+        ("chunk (MiniLM token budget)", chunk_seconds),
+        ("store (estimated: ingest - others)", store_seconds),
+        ("full ingest", ingest_seconds),
+        ("re-ingest, nothing changed", again_seconds),
+    ]
+    for label, seconds in rows:
+        print(f"{label:<34}{seconds:>10.2f}{seconds / decode_seconds:>10.1f}")
+    print(f"tokenizer load: {load_seconds:.2f} s (once per process)")
+    print(
+        f"documents {totals['documents']}, pages {totals['pages']}, chunks {totals['chunks']} "
+        f"(chunker alone: {chunk_total}), tokens {totals['tokens']}"
+    )
+    print(f"full ingest: {ingest_seconds:.2f} s, {totals['chunks'] / ingest_seconds:.0f} chunks/s, "
+          f"{len(files) / ingest_seconds:.1f} documents/s; target < 20 s: {'met' if ingest_seconds < 20 else 'MISSED'}")
+    print(f"outcomes: {report.summary()}")
+    print(f"re-ingest: {again.summary()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def llmwiki(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "llmwiki", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+@pytest.mark.parametrize("command", ["init", "ingest", "status"])
+def test_every_command_has_help(command):
+    result = llmwiki(command, "--help")
+    assert result.returncode == 0
+    assert "Usage:" in result.stdout
+
+
+def test_init_ingest_status_round_trip(tmp_path):
+    root = tmp_path / "ws"
+    assert llmwiki("init", str(root)).returncode == 0
+    (root / "sources" / "note.md").write_text("# Note\n\nThe quokka lives on Rottnest Island.\n", encoding="utf-8")
+    (root / "sources" / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+    ingest = llmwiki("ingest", "-w", str(root))
+    assert ingest.returncode == 2  # a problem file makes the exit status non-zero
+    assert "ingested  sources/note.md" in ingest.stdout
+    assert "sources/broken.pdf: is not a readable PDF" in ingest.stderr
+    status = llmwiki("status", cwd=root)  # found from the current folder
+    assert status.returncode == 0
+    assert "ready" in status.stdout and "failed" in status.stdout
+    assert "sources/broken.pdf: is not a readable PDF" in status.stdout
+
+
+def test_library_errors_become_one_line_without_a_traceback(tmp_path):
+    result = llmwiki("status", "-w", str(tmp_path))
+    assert result.returncode == 1
+    assert "not an llmwiki workspace" in result.stderr and "llmwiki init" in result.stderr
+    assert "Traceback" not in result.stderr

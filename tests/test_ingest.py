@@ -1,0 +1,182 @@
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import REPO
+from llmwiki.ingest import ingest_file, ingest_paths
+
+
+def write(workspace, name: str, content: str | bytes):
+    path = workspace.sources_dir / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def all_chunk_text(workspace, relative: str) -> str:
+    store = workspace.store
+    document = store.document_by_path(relative)
+    return "\n".join(chunk.text for chunk in store.chunks(document.id))
+
+
+GOOD = "# Good\n\nThis file is fine and mentions the aardvark.\n"
+
+
+def test_sample_workspace_ingests_every_format(tmp_path, count_tokens):
+    root = tmp_path / "sample"
+    shutil.copytree(REPO / "workspace", root, ignore=shutil.ignore_patterns(".llmwiki"))
+    from llmwiki.workspace import Workspace
+
+    workspace = Workspace.open(root)
+    seen = []
+    report = ingest_paths(workspace, count_tokens=count_tokens, on_progress=lambda done, total, path: seen.append((done, total)))
+    assert report.count("ingested") == 7 and not report.problems
+    assert seen[-1] == (7, 7)
+    documents = workspace.store.documents()
+    assert {document.status for document in documents} == {"ready"}
+    assert {document.parser.split(" ")[0] for document in documents} == {"text", "markdown-it", "beautifulsoup+markdownify", "pypdf", "python-docx"}
+    pdf = next(document for document in documents if document.path.endswith(".pdf"))
+    assert len(workspace.store.pages(pdf.id)) > 1
+    assert "Turin" in all_chunk_text(workspace, pdf.path)
+
+
+def test_reingesting_an_unchanged_file_does_nothing(workspace, count_tokens):
+    path = write(workspace, "a.md", GOOD)
+    first = ingest_file(workspace, path, count_tokens=count_tokens)
+    chunk_ids = [chunk.id for chunk in workspace.store.chunks(workspace.store.document_by_path("sources/a.md").id)]
+    second = ingest_file(workspace, path, count_tokens=count_tokens)
+    assert (first.action, second.action) == ("ingested", "unchanged")
+    document = workspace.store.document_by_path("sources/a.md")
+    assert document.version == 1
+    assert [chunk.id for chunk in workspace.store.chunks(document.id)] == chunk_ids
+
+
+def test_a_changed_file_replaces_its_chunks(workspace, count_tokens):
+    path = write(workspace, "a.md", GOOD)
+    ingest_file(workspace, path, count_tokens=count_tokens)
+    path.write_text("# Good\n\nNow it talks about the pangolin instead.\n", encoding="utf-8")
+    outcome = ingest_file(workspace, path, count_tokens=count_tokens)
+    assert outcome.action == "updated"
+    text = all_chunk_text(workspace, "sources/a.md")
+    assert "pangolin" in text and "aardvark" not in text
+    assert workspace.store.document_by_path("sources/a.md").version == 2
+    assert workspace.store.totals()["documents"] == 1
+
+
+def test_a_scan_continues_past_bad_files_and_records_each_reason(workspace, binary_fixtures, count_tokens):
+    write(workspace, "good.md", GOOD)
+    write(workspace, "empty.md", b"")
+    write(workspace, "binary.txt", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    pdf = binary_fixtures["pdf"].read_bytes()
+    write(workspace, "corrupt.pdf", pdf[: len(pdf) // 3])
+    write(workspace, "corrupt.docx", b"PK\x03\x04 broken")
+    write(workspace, "latin1.txt", "Amp\u00e8re and Fran\u00e7ois met in Lyon, the r\u00e9sum\u00e9 says.".encode("latin-1"))
+    write(workspace, "bom.md", "\ufeff# Bom\n\nA byte-order mark does not end up in the text.".encode("utf-8"))
+    write(workspace, "nul.md", b"# Nul\n\nNUL\x00 bytes are\x00 stripped.")
+    report = ingest_paths(workspace, count_tokens=count_tokens)
+    store = workspace.store
+    status = {document.path: document for document in store.documents()}
+    for name in ("good.md", "latin1.txt", "bom.md", "nul.md"):
+        assert status[f"sources/{name}"].status == "ready", name
+    assert "Fran\u00e7ois" in all_chunk_text(workspace, "sources/latin1.txt")
+    assert "\ufeff" not in all_chunk_text(workspace, "sources/bom.md")
+    assert "NUL bytes are stripped." in all_chunk_text(workspace, "sources/nul.md")
+    expected_reasons = {
+        "empty.md": "is empty",
+        "binary.txt": "binary",
+        "corrupt.pdf": "not a readable PDF",
+        "corrupt.docx": "not a readable DOCX",
+    }
+    for name, reason in expected_reasons.items():
+        document = status[f"sources/{name}"]
+        assert document.status == "failed", name
+        assert reason in document.error, (name, document.error)
+        assert store.chunks(document.id) == []
+    assert {outcome.path.split("/")[-1] for outcome in report.problems} == set(expected_reasons)
+
+
+def test_a_huge_file_is_refused_without_being_read(workspace, count_tokens):
+    huge = workspace.sources_dir / "huge.txt"
+    with huge.open("wb") as handle:
+        handle.truncate(200 * 1024 * 1024)  # sparse: 200 MB on paper, nothing on disk
+    good = write(workspace, "good.md", GOOD)
+    started = time.perf_counter()
+    outcome = ingest_file(workspace, huge, count_tokens=count_tokens)
+    assert time.perf_counter() - started < 5
+    assert outcome.action == "failed"
+    assert "over the 50 MB limit" in outcome.reason and "max_file_mb" in outcome.reason
+    assert workspace.store.document_by_path("sources/huge.txt").status == "failed"
+    assert ingest_file(workspace, good, count_tokens=count_tokens).action == "ingested"
+
+
+def test_paths_outside_the_workspace_are_refused_and_not_recorded(workspace, tmp_path, count_tokens):
+    outside = tmp_path / "outside.md"
+    outside.write_text(GOOD, encoding="utf-8")
+    good = write(workspace, "good.md", GOOD)
+    report = ingest_paths(workspace, [outside, workspace.sources_dir / ".." / ".." / "outside.md", good], count_tokens=count_tokens)
+    assert [outcome.action for outcome in report.outcomes] == ["refused", "refused", "ingested"]
+    assert "--copy" in report.outcomes[0].reason
+    assert [document.path for document in workspace.store.documents()] == ["sources/good.md"]
+
+
+def test_copy_brings_an_outside_file_into_sources(workspace, tmp_path, count_tokens):
+    outside = tmp_path / "report.md"
+    outside.write_text(GOOD, encoding="utf-8")
+    report = ingest_paths(workspace, [outside], copy=True, count_tokens=count_tokens)
+    assert [outcome.action for outcome in report.outcomes] == ["ingested"]
+    assert (workspace.sources_dir / "report.md").read_text(encoding="utf-8") == GOOD
+
+
+def test_a_bad_new_version_keeps_the_stored_content(workspace, count_tokens):
+    path = write(workspace, "a.md", GOOD)
+    ingest_file(workspace, path, count_tokens=count_tokens)
+    before = workspace.store.document_by_path("sources/a.md")
+    path.write_bytes(b"\x00\x01\x02\x03" * 5000)
+    outcome = ingest_file(workspace, path, count_tokens=count_tokens)
+    after = workspace.store.document_by_path("sources/a.md")
+    assert outcome.action == "failed" and after.status == "failed" and "binary" in after.error
+    assert after.content_hash == before.content_hash and after.version == before.version
+    assert "aardvark" in all_chunk_text(workspace, "sources/a.md")
+    # Fixing the file brings it back to ready.
+    path.write_text(GOOD.replace("aardvark", "armadillo"), encoding="utf-8")
+    assert ingest_file(workspace, path, count_tokens=count_tokens).action == "updated"
+    assert workspace.store.document_by_path("sources/a.md").status == "ready"
+
+
+def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
+    for batch in ("a", "b"):
+        for index in range(8):
+            write(workspace, f"{batch}/{batch}{index}.md", f"# {batch}{index}\n\nDocument {batch}{index} about topic {index}.\n" * 20)
+    script = textwrap.dedent(
+        """
+        import sys
+        from llmwiki.ingest import ingest_paths
+        from llmwiki.workspace import Workspace
+        workspace = Workspace.open(sys.argv[1])
+        report = ingest_paths(workspace, [workspace.sources_dir / sys.argv[2]])
+        problems = report.problems
+        print(report.summary())
+        sys.exit(1 if problems else 0)
+        """
+    )
+    processes = [
+        subprocess.Popen([sys.executable, "-c", script, str(workspace.root), batch], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for batch in ("a", "b")
+    ]
+    results = [process.communicate(timeout=300) + (process.returncode,) for process in processes]
+    for stdout, stderr, returncode in results:
+        assert returncode == 0, stderr
+        assert "8 ingested" in stdout
+    documents = workspace.store.documents()
+    assert len(documents) == 16
+    assert {document.status for document in documents} == {"ready"}
+    assert all(workspace.store.chunks(document.id) for document in documents)

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from llmwiki.errors import StoreLockedError
+from llmwiki.records import Chunk, PageText
+from llmwiki.store import MIGRATIONS, Store
+
+
+def test_migrations_are_recorded_and_applied_once(tmp_path):
+    store = Store(tmp_path / "s.duckdb")
+    with store.connect() as conn:
+        recorded = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+        tables = {row[0] for row in conn.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert recorded == [(index, migration.__name__) for index, migration in enumerate(MIGRATIONS, start=1)]
+    assert {"documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences"} <= tables
+    Store._migrated.clear()  # as if a new process opened the same file
+    with store.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
+
+
+def _hold_lock_script(path, seconds: float) -> str:
+    return textwrap.dedent(
+        f"""
+        import duckdb, sys, time
+        conn = duckdb.connect({str(path)!r})
+        print("locked", flush=True)
+        time.sleep({seconds})
+        conn.close()
+        """
+    )
+
+
+def _start_holder(path, seconds):
+    holder = subprocess.Popen([sys.executable, "-c", _hold_lock_script(path, seconds)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def test_a_second_process_waits_for_the_lock_instead_of_crashing(tmp_path):
+    path = tmp_path / "s.duckdb"
+    Store(path).documents()  # create and migrate
+    holder = _start_holder(path, 1.5)
+    started = time.monotonic()
+    try:
+        documents = Store(path, lock_timeout_s=30).documents()
+    finally:
+        holder.wait()
+    assert documents == []
+    assert time.monotonic() - started > 0.5  # it really waited for the other process
+
+
+def test_lock_held_past_the_timeout_gives_a_clear_error(tmp_path):
+    path = tmp_path / "s.duckdb"
+    Store(path).documents()
+    holder = _start_holder(path, 3)
+    try:
+        with pytest.raises(StoreLockedError, match="lock_timeout_s"):
+            Store(path, lock_timeout_s=0.3).documents()
+    finally:
+        holder.wait()
+    assert Store(path, lock_timeout_s=0.3).documents() == []  # control: free again, it opens
+
+
+def _chunk(text: str) -> Chunk:
+    return Chunk(page_number=1, start=0, end=len(text), text=text, token_count=len(text.split()))
+
+
+def test_replace_content_is_all_or_nothing(tmp_path):
+    store = Store(tmp_path / "s.duckdb")
+    document = store.begin_document(path="sources/a.md", kind="source", size_bytes=3, mtime=1.0)
+    store.replace_content(document.id, content_hash="h1", size_bytes=3, mtime=1.0, parser="p", title="A",
+                          pages=[PageText(1, "old text")], chunks=[_chunk("old text")])
+    broken = Chunk(page_number=1, start=0, end=3, text=None, token_count=1)  # violates NOT NULL
+    with pytest.raises(Exception):
+        store.replace_content(document.id, content_hash="h2", size_bytes=3, mtime=2.0, parser="p", title="A",
+                              pages=[PageText(1, "new text")], chunks=[_chunk("new text"), broken])
+    assert [chunk.text for chunk in store.chunks(document.id)] == ["old text"]
+    after = store.document_by_path("sources/a.md")
+    assert (after.content_hash, after.version) == ("h1", 1)
+    # Control: the same call with valid chunks goes through.
+    store.replace_content(document.id, content_hash="h2", size_bytes=3, mtime=2.0, parser="p", title="A",
+                          pages=[PageText(1, "new text")], chunks=[_chunk("new text")])
+    assert [chunk.text for chunk in store.chunks(document.id)] == ["new text"]
+    assert store.document_by_path("sources/a.md").version == 2
