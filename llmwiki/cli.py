@@ -111,6 +111,31 @@ def status(workspace_path: str | None) -> None:
     console.print(f"{totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks")
 
 
+@cli.command("search")
+@click.argument("query")
+@workspace_option
+@click.option("--scope", type=click.Choice(["all", "wiki", "sources"]), default="all", show_default=True, help="Which chunks to search.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="How many hits to show (default: [retrieval] search_limit).")
+def search_command(query: str, workspace_path: str | None, scope: str, limit: int | None) -> None:
+    """Full-text search (BM25): all words first, any word when nothing has them all."""
+    from llmwiki.search import search
+
+    result = search(_workspace(workspace_path), query, scope=scope, limit=limit)
+    console.print(result.readout, highlight=False)
+    for rank, hit in enumerate(result.hits, start=1):
+        console.print(f"\n[bold]{rank}. {hit.label}[/bold]  (score {hit.score:.2f}, chunk {hit.chunk_id})", highlight=False)
+        console.print(f"   {hit.preview}", highlight=False, markup=False)
+
+
+@cli.command()
+@workspace_option
+def reindex(workspace_path: str | None) -> None:
+    """Rebuild the full-text postings of every chunk from its stored text."""
+    workspace = _workspace(workspace_path)
+    workspace.store.rebuild_search_index()
+    console.print(f"Search index rebuilt: {workspace.store.totals()['chunks']} chunks.")
+
+
 def main() -> None:
     """Entry point: run the CLI, turning LlmwikiError into one line and exit 1."""
     try:

@@ -37,6 +37,36 @@ from llmwiki.records import Chunk, Document, PageText
 _LOCK_MESSAGE = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
 _CONNECT_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
+# The search analyzer, in SQL so that chunks and queries go through the same
+# code: thousands separators are dropped ("1,234" -> "1234"), words are runs of
+# Unicode letters and digits (so "t1", "1911" and "Angoulême" stay whole), the
+# English stopword list of DuckDB's FTS extension is removed, and the rest is
+# stemmed with its Porter stemmer.
+_WORDS_SQL = (
+    "regexp_extract_all(lower(regexp_replace(regexp_replace({text}, '(\\d),(\\d{{3}})', '\\1\\2', 'g'), "
+    "'(\\d),(\\d{{3}})', '\\1\\2', 'g')), '[\\p{{L}}\\p{{N}}]+')"
+)
+
+
+def fts_extension_path() -> Path:
+    """The fts extension file shipped by the duckdb-extension-fts package."""
+    import duckdb_extension_fts
+
+    folder = Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{duckdb.__version__}"
+    path = folder / "fts.duckdb_extension"
+    if not path.is_file():
+        msg = (
+            f"{path}: DuckDB's full-text extension for duckdb {duckdb.__version__} is missing. "
+            f"Install the matching package: pip install duckdb-extension-fts=={duckdb.__version__}"
+        )
+        raise StoreError(msg)
+    return path
+
+
+def load_fts(conn: duckdb.DuckDBPyConnection) -> None:
+    """Load the fts extension from its package file, never from the network."""
+    conn.execute(f"LOAD '{fts_extension_path()}'")
+
 
 def m001_initial(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute(
@@ -112,7 +142,54 @@ def m001_initial(conn: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial]
+def fts_english_stopwords() -> list[str]:
+    """The stopword list DuckDB's FTS uses for 'english', read from a throwaway index."""
+    probe = duckdb.connect(config=_CONNECT_CONFIG)
+    try:
+        load_fts(probe)
+        probe.execute("CREATE TABLE probe (id INTEGER, text VARCHAR); INSERT INTO probe VALUES (1, 'x')")
+        probe.execute("PRAGMA create_fts_index('probe', 'id', 'text', stopwords='english')")
+        return [row[0] for row in probe.execute("SELECT sw FROM fts_main_probe.stopwords ORDER BY sw").fetchall()]
+    finally:
+        probe.close()
+
+
+def m002_search_index(conn: duckdb.DuckDBPyConnection) -> None:
+    stopwords = fts_english_stopwords()
+    conn.execute(
+        """
+        CREATE TABLE search_stopwords (word VARCHAR PRIMARY KEY);
+        CREATE TABLE chunk_terms (chunk_id BIGINT NOT NULL, term VARCHAR NOT NULL, tf INTEGER NOT NULL);
+        CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk_id);
+        CREATE TABLE search_state (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL);
+        INSERT INTO search_state VALUES ('generation', 0);
+        """
+    )
+    conn.execute("INSERT INTO search_stopwords SELECT DISTINCT unnest(?)", [stopwords])
+    _index_chunks(conn, "TRUE")
+
+
+def _index_chunks(conn: duckdb.DuckDBPyConnection, chunk_filter: str, parameters: Sequence = ()) -> None:
+    """Write postings for the chunks matching chunk_filter (a SQL condition on chunks)."""
+    words = _WORDS_SQL.format(text="text")
+    conn.execute(
+        f"""
+        INSERT INTO chunk_terms
+        SELECT id, stem(word, 'porter') AS term, count(*)::INTEGER
+        FROM (SELECT id, unnest({words}) AS word FROM chunks WHERE {chunk_filter})
+        WHERE word NOT IN (SELECT word FROM search_stopwords)
+        GROUP BY ALL
+        """,
+        list(parameters),
+    )
+    _bump_generation(conn)
+
+
+def _bump_generation(conn: duckdb.DuckDBPyConnection) -> None:
+    conn.execute("UPDATE search_state SET value = value + 1 WHERE key = 'generation'")
+
+
+MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial, m002_search_index]
 
 _DOCUMENT_COLUMNS = (
     "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
@@ -168,6 +245,7 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = self._open()
         try:
+            load_fts(conn)
             self._migrate_once(conn)
             yield conn
         finally:
@@ -234,6 +312,7 @@ class Store:
                 "UPDATE documents SET status = 'failed', error = ?, updated_at = current_timestamp WHERE id = ?",
                 [reason, document_id],
             )
+            _bump_generation(conn)
 
     def replace_content(
         self,
@@ -249,6 +328,7 @@ class Store:
     ) -> Document:
         """Swap in a document's new pages and chunks and mark it ready, atomically."""
         with self.transaction() as conn:
+            conn.execute("DELETE FROM chunk_terms WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
             conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
             conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
             page_table = pa.table(
@@ -275,6 +355,7 @@ class Store:
                 "INSERT INTO chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) "
                 "SELECT * FROM chunk_table"
             )
+            _index_chunks(conn, "document_id = ?", [document_id])
             conn.execute(
                 """
                 UPDATE documents
@@ -294,6 +375,11 @@ class Store:
                 "UPDATE documents SET status = 'ready', error = NULL, mtime = ? WHERE id = ?",
                 [mtime, document_id],
             )
+
+    def rebuild_search_index(self) -> None:
+        """Recompute every posting from the chunks' text, in one transaction."""
+        with self.transaction() as conn:
+            rebuild_search_index(conn)
 
     # -- reading content -----------------------------------------------------
 
@@ -378,3 +464,65 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
         msg = "this store was written by a newer llmwiki (it has more migrations than this version knows). Upgrade llmwiki."
         raise StoreError(msg)
     return newly_applied
+
+
+# -- search (the scoring itself lives in llmwiki.search) ----------------------
+
+
+def search_generation(conn: duckdb.DuckDBPyConnection) -> tuple[int, int, int]:
+    """A digest of the searchable state: (generation, chunk count, max chunk id)."""
+    return conn.execute(
+        "SELECT (SELECT value FROM search_state WHERE key = 'generation'), count(*), coalesce(max(id), 0) FROM chunks"
+    ).fetchone()
+
+
+def search_snapshot(conn: duckdb.DuckDBPyConnection) -> tuple[pa.Table, pa.Table]:
+    """Arrow tables of every chunk (id, term_count, kind, searchable) and every posting."""
+    chunks = conn.execute(
+        """
+        SELECT chunks.id, coalesce(lengths.term_count, 0)::INTEGER AS term_count, documents.kind,
+               documents.status <> 'failed' AS searchable
+        FROM chunks
+        JOIN documents ON documents.id = chunks.document_id
+        LEFT JOIN (SELECT chunk_id, sum(tf) AS term_count FROM chunk_terms GROUP BY chunk_id) AS lengths
+          ON lengths.chunk_id = chunks.id
+        ORDER BY chunks.id
+        """
+    ).to_arrow_table()
+    postings = conn.execute("SELECT chunk_id, term, tf FROM chunk_terms ORDER BY term").to_arrow_table()
+    return chunks, postings
+
+
+def analyze(conn: duckdb.DuckDBPyConnection, text: str) -> list[str]:
+    """The distinct search terms of a text, in order, through the index's analyzer."""
+    words = _WORDS_SQL.format(text="?")
+    row = conn.execute(
+        f"""
+        SELECT list_transform(list_filter(words, word -> NOT list_contains(stopwords, word)), word -> stem(word, 'porter'))
+        FROM (SELECT {words} AS words, (SELECT list(word) FROM search_stopwords) AS stopwords)
+        """,
+        [text],
+    ).fetchone()
+    return list(dict.fromkeys(row[0]))
+
+
+def hit_rows(conn: duckdb.DuckDBPyConnection, chunk_ids: Sequence[int]) -> dict[int, tuple]:
+    """Display fields of chunks by id: (document_id, path, title, kind, stale_since, page, breadcrumb, text)."""
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(
+        """
+        SELECT chunks.id, documents.id, documents.path, documents.title, documents.kind, documents.stale_since,
+               chunks.page_number, chunks.breadcrumb, chunks.text
+        FROM chunks JOIN documents ON documents.id = chunks.document_id
+        WHERE chunks.id IN (SELECT unnest(?))
+        """,
+        [list(chunk_ids)],
+    ).fetchall()
+    return {row[0]: row[1:] for row in rows}
+
+
+def rebuild_search_index(conn: duckdb.DuckDBPyConnection) -> None:
+    """Recompute every posting from the chunks' text (after an analyzer change)."""
+    conn.execute("DELETE FROM chunk_terms")
+    _index_chunks(conn, "TRUE")

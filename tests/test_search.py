@@ -1,0 +1,169 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from llmwiki.ingest import ingest_file
+from llmwiki.search import SearchIndex, search
+from llmwiki.store import load_fts
+
+DOCS = {
+    "sources/otters.md": "# Otters\n\nSea otters float on kelp and eat urchins. Otters live in holts.\n",
+    "sources/volta.md": "# Volta\n\nVolta stacked zinc and copper discs into a pile in 1800. The pile made current.\n",
+    "sources/figures.md": "# Figures\n\nThe budget was 1,234 euros for model t1 in Angoulême.\n",
+    "sources/kelp.md": "# Kelp\n\nKelp forests shelter fish. Urchins graze kelp when otters are absent.\n",
+    "wiki/concepts/otter.md": "# Otter (concept)\n\nAn otter is a semi-aquatic mammal; sea otters eat urchins.\n",
+}
+
+
+def build_corpus(workspace, count_tokens, docs):
+    for relative, text in docs.items():
+        path = workspace.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        assert ingest_file(workspace, path, count_tokens=count_tokens).action == "ingested"
+    return workspace
+
+
+@pytest.fixture
+def corpus(workspace, count_tokens):
+    return build_corpus(workspace, count_tokens, DOCS)
+
+
+def paths(result) -> list[str]:
+    return [hit.path for hit in result.hits]
+
+
+def test_strict_search_requires_every_term(corpus):
+    result = search(corpus, "otters urchins kelp")
+    assert result.case == "matched" and not result.widened
+    assert set(paths(result)) == {"sources/otters.md", "sources/kelp.md"}
+    assert result.matched_count == 2
+    assert "all terms matched" in result.readout
+
+
+def test_search_widens_to_any_term_and_says_so(corpus):
+    result = search(corpus, "zinc holts")  # no chunk has both
+    assert result.widened
+    assert set(paths(result)) == {"sources/volta.md", "sources/otters.md"}
+    assert "widened to any of them" in result.readout
+    assert "2 of 5 chunks matched, 2 shown" in result.readout
+    control = search(corpus, "zinc copper")  # both in one chunk: no widening
+    assert not control.widened and paths(control) == ["sources/volta.md"]
+
+
+def test_the_three_readout_cases(corpus):
+    no_terms = search(corpus, "what did I say?")
+    assert no_terms.case == "no_terms" and no_terms.terms == () and not no_terms.hits
+    assert "no searchable terms" in no_terms.readout
+    no_match = search(corpus, "quasar nebula")
+    assert no_match.case == "no_match" and no_match.matched_count == 0 and no_match.total_count == 5
+    assert "No chunk of the 5" in no_match.readout
+    matched = search(corpus, "kelp", limit=1)
+    assert matched.case == "matched" and matched.matched_count == 2 and len(matched.hits) == 1
+    assert "2 of 5 chunks matched, 1 shown" in matched.readout
+
+
+def test_scope_filters_wiki_and_sources(corpus):
+    wiki = search(corpus, "urchins", scope="wiki")
+    sources = search(corpus, "urchins", scope="sources")
+    everything = search(corpus, "urchins", scope="all")
+    assert paths(wiki) == ["wiki/concepts/otter.md"] and wiki.total_count == 1
+    assert "wiki/concepts/otter.md" not in paths(sources) and len(sources.hits) == 2 and sources.total_count == 4
+    assert set(paths(everything)) == set(paths(wiki)) | set(paths(sources))
+    assert all(hit.kind == "wiki" for hit in wiki.hits)
+
+
+def test_digits_codes_and_accented_words_are_searchable(corpus):
+    for query in ("1,234", "1234", "t1", "Angoulême", "1800"):
+        result = search(corpus, query)
+        assert result.hits, query
+    assert paths(search(corpus, "1,234")) == ["sources/figures.md"]
+    assert paths(search(corpus, "Angoulême")) == ["sources/figures.md"]
+    assert search(corpus, "Angouleme").case == "no_match"  # accents are kept, not stripped
+
+
+def test_failed_documents_are_never_returned(corpus, count_tokens):
+    assert "sources/kelp.md" in paths(search(corpus, "kelp forests"))
+    (corpus.root / "sources/kelp.md").write_bytes(b"\x00\x01\x02\x03" * 1000)
+    assert ingest_file(corpus, corpus.root / "sources/kelp.md", count_tokens=count_tokens).action == "failed"
+    result = search(corpus, "kelp")
+    assert "sources/kelp.md" not in paths(result)
+    assert paths(result) == ["sources/otters.md"]  # control: the other kelp chunk is still found
+    assert result.total_count == 4
+
+
+def test_an_insert_is_seen_by_the_next_search(corpus, count_tokens):
+    index = SearchIndex.for_store(corpus.store)
+    assert search(corpus, "narwhal").case == "no_match"
+    reloads = index.reload_count
+    search(corpus, "otters")
+    assert index.reload_count == reloads  # nothing changed: the in-memory copy is reused
+    path = corpus.sources_dir / "narwhal.md"
+    path.write_text("# Narwhal\n\nThe narwhal has a long tusk.\n", encoding="utf-8")
+    ingest_file(corpus, path, count_tokens=count_tokens)
+    assert paths(search(corpus, "narwhal")) == ["sources/narwhal.md"]
+    assert index.reload_count == reloads + 1
+
+
+def test_hits_carry_page_breadcrumb_chunk_id_and_a_bounded_preview(corpus):
+    corpus_hit = search(corpus, "zinc").hits[0]
+    assert corpus_hit.breadcrumb == ("Volta",) and corpus_hit.page == 1
+    assert corpus_hit.chunk_id > 0 and corpus_hit.label.startswith("sources/volta.md p.1 › Volta")
+    long_path = corpus.sources_dir / "long.md"
+    long_path.write_text("# Long\n\n" + "The walrus rests on ice floes. " * 100, encoding="utf-8")
+    from llmwiki.models import minilm_token_counter
+
+    ingest_file(corpus, long_path, count_tokens=minilm_token_counter())
+    preview = search(corpus, "walrus").hits[0].preview
+    assert len(preview) <= 400 and preview.endswith("…")
+
+
+def test_ranking_matches_duckdb_match_bm25(workspace, count_tokens):
+    """Same analyzer, same formula: our scores are DuckDB's times ln(10).
+
+    DuckDB's tokenizer splits "1,234" in two where ours keeps one number, so
+    the document with thousands separators is left out of this comparison.
+    """
+    corpus = build_corpus(workspace, count_tokens, {k: v for k, v in DOCS.items() if "figures" not in k})
+    with corpus.store.connect() as conn:
+        load_fts(conn)
+        conn.execute(
+            "PRAGMA create_fts_index('chunks', 'id', 'text', stemmer='porter', stopwords='english', "
+            "ignore='[^\\p{L}\\p{N}]+', strip_accents=0, lower=1, overwrite=1)"
+        )
+        for query in ("otters urchins kelp", "pile current zinc", "sea otters"):
+            reference = conn.execute(
+                "SELECT id, fts_main_chunks.match_bm25(id, ?) AS score FROM chunks WHERE score IS NOT NULL ORDER BY score DESC",
+                [query],
+            ).fetchall()
+            ours = search(corpus, query, limit=10)
+            widened_any = {hit.chunk_id: hit.score for hit in ours.hits}
+            if not ours.widened:  # strict results are a subset of the disjunctive ones
+                assert set(widened_any) <= {row[0] for row in reference}
+            for chunk_id, score in widened_any.items():
+                expected = dict(reference)[chunk_id] * math.log(10)
+                assert score == pytest.approx(expected, rel=1e-4), query
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.text(max_size=300))
+def test_any_string_is_a_valid_query(corpus, query):
+    result = search(corpus, query)
+    assert result.readout
+    assert result.case in ("no_terms", "no_match", "matched")
+    assert len(result.hits) <= 10
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced quote', "'; DROP TABLE chunks; --", "otters AND NOT kelp*", "🦦 otters 🦦", "x" * 10_000, "\x00otters\x00", "", "   "],
+)
+def test_odd_queries_get_a_readout_not_an_error(corpus, query):
+    result = search(corpus, query)
+    assert result.readout
+    with corpus.store.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 5  # nothing was harmed
