@@ -17,7 +17,7 @@ from rich.table import Table
 from llmwiki.errors import LlmwikiError
 from llmwiki.workspace import Workspace
 
-console = Console()
+console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
 
 

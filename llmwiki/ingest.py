@@ -197,6 +197,8 @@ def ingest_paths(
         outcomes.append(ingest_file(workspace, path, count_tokens=count_tokens))
     if on_progress is not None:
         on_progress(len(files), len(files), "")
+    if any(outcome.action in ("ingested", "updated", "failed") for outcome in outcomes):
+        workspace.store.checkpoint()
     return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)
 
 

@@ -22,18 +22,21 @@ nothing in scope matched, or N of M matched and K are shown.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import Stemmer
 
 from llmwiki import store as store_module
 from llmwiki.records import BREADCRUMB_SEPARATOR
 from llmwiki.store import Store
 
 Scope = Literal["wiki", "sources", "all"]
+Mode = Literal["auto", "all", "any"]
 SCOPES: tuple[str, ...] = ("wiki", "sources", "all")
 K1 = 1.2
 B = 0.75
@@ -98,44 +101,119 @@ class SearchResult:
         )
 
 
-@dataclass
-class _Snapshot:
-    digest: tuple[int, int, int]
-    chunk_ids: np.ndarray  # int64, sorted
-    is_wiki: np.ndarray  # bool per chunk
-    searchable: np.ndarray  # bool per chunk (document not failed)
-    term_rows: dict[str, int]
-    indptr: np.ndarray  # CSR over terms
-    columns: np.ndarray  # chunk positions
-    weights: np.ndarray  # BM25 weight of (term, chunk), float32
+_THOUSANDS = re.compile(r"(\d),(\d{3})")
+_WORDS = re.compile(r"[^\W_]+")
+_stemmer = Stemmer.Stemmer("porter")
+_stemmer_lock = threading.Lock()
 
-    @classmethod
-    def load(cls, conn, digest) -> _Snapshot:
-        chunks, postings = store_module.search_snapshot(conn)
-        chunk_ids = chunks.column("id").to_numpy()
-        lengths = chunks.column("term_count").to_numpy().astype(np.float64)
-        searchable = chunks.column("searchable").to_numpy(zero_copy_only=False).astype(bool)
-        is_wiki = np.asarray([kind == "wiki" for kind in chunks.column("kind").to_pylist()], dtype=bool)
-        terms = postings.column("term").to_numpy(zero_copy_only=False)
-        positions = np.searchsorted(chunk_ids, postings.column("chunk_id").to_numpy())
-        tf = postings.column("tf").to_numpy().astype(np.float64)
-        if len(terms):
-            boundaries = np.flatnonzero(terms[1:] != terms[:-1]) + 1
-            starts = np.concatenate(([0], boundaries))
-            indptr = np.concatenate((starts, [len(terms)])).astype(np.int64)
-            term_rows = {term: row for row, term in enumerate(terms[starts])}
+
+def analyze(text: str, stopwords: frozenset[str]) -> list[str]:
+    """A query's distinct search terms, exactly as the store's SQL analyzer makes them.
+
+    Same steps as ``store._WORDS_SQL`` + ``stem(word, 'porter')``: thousands
+    separators dropped, lower case, runs of letters and digits, stopwords out,
+    Snowball's Porter stemmer (the library DuckDB's FTS extension uses).
+    """
+    text = _THOUSANDS.sub(r"\1\2", _THOUSANDS.sub(r"\1\2", text)).lower()
+    words = [word for word in _WORDS.findall(text) if word not in stopwords]
+    with _stemmer_lock:
+        stems = _stemmer.stemWords(words)
+    return list(dict.fromkeys(stems))
+
+
+def _file_stamp(path: Path) -> tuple:
+    stamps = []
+    for candidate in (path, path.with_name(path.name + ".wal")):
+        try:
+            stat = candidate.stat()
+        except FileNotFoundError:
+            stamps.append(None)
+            continue
+        stamps.append((stat.st_ino, stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)
+
+
+class _Snapshot:
+    """The in-memory copy of the postings, refreshed in place when the store changes.
+
+    Postings are kept sorted by term id (so each term is one slice) as parallel
+    arrays of chunk position and term frequency. BM25 weights are computed at
+    query time for the query's slices only, so a refresh after an insert
+    merges the new postings in and touches nothing else.
+    """
+
+    PREVIEW_CHARS = 1000
+
+    def __init__(self) -> None:
+        self.digest: tuple | None = None
+        self.stopwords: frozenset[str] = frozenset()
+        self.vocabulary: dict[str, int] = {}
+        self.posting_term = np.zeros(0, dtype=np.int64)  # sorted
+        self.posting_chunk = np.zeros(0, dtype=np.int64)  # chunk id
+        self.posting_tf = np.zeros(0, dtype=np.float32)
+        self.columns = np.zeros(0, dtype=np.int64)  # chunk position of each posting
+        self.indptr = np.zeros(1, dtype=np.int64)
+        self.chunk_ids = np.zeros(0, dtype=np.int64)
+        self.lengths = np.zeros(0, dtype=np.float64)
+        self.searchable = np.zeros(0, dtype=bool)
+        self.is_wiki = np.zeros(0, dtype=bool)
+        self.stale = np.zeros(0, dtype=bool)
+        self.display: dict[int, tuple] = {}
+        self.full_loads = 0
+        self.incremental_loads = 0
+
+    def refresh(self, conn) -> None:
+        digest = store_module.search_digest(conn)
+        if digest == self.digest:
+            return
+        if not self.stopwords:
+            self.stopwords = store_module.search_stopwords(conn)
+        flags = store_module.search_chunk_flags(conn)
+        chunk_ids = flags.column("id").to_numpy()
+        previous_max = int(self.chunk_ids[-1]) if len(self.chunk_ids) else 0
+        incremental = self.digest is not None
+        if incremental:
+            removed = np.setdiff1d(self.chunk_ids, chunk_ids, assume_unique=True)
+            if len(removed):
+                keep = ~np.isin(self.posting_chunk, removed)
+                self.posting_term, self.posting_chunk, self.posting_tf = self.posting_term[keep], self.posting_chunk[keep], self.posting_tf[keep]
+                for chunk_id in removed.tolist():
+                    self.display.pop(chunk_id, None)
+            self._merge(store_module.search_postings(conn, after_chunk_id=previous_max))
+            # A rebuild rewrites the postings of old chunks too; counts then disagree.
+            incremental = len(self.posting_term) == digest[3]
+        if not incremental:
+            self.vocabulary, self.display = {}, {}
+            self.posting_term = np.zeros(0, dtype=np.int64)
+            self.posting_chunk = np.zeros(0, dtype=np.int64)
+            self.posting_tf = np.zeros(0, dtype=np.float32)
+            self._merge(store_module.search_postings(conn))
+            previous_max = 0
+            self.full_loads += 1
         else:
-            indptr, term_rows = np.zeros(1, dtype=np.int64), {}
-        # Statistics over searchable chunks only, as if failed documents were absent.
-        live = searchable[positions] if len(positions) else np.zeros(0, dtype=bool)
-        document_count = max(int(searchable.sum()), 1)
-        average_length = float(lengths[searchable].mean()) if searchable.any() else 1.0
-        df = np.add.reduceat(live.astype(np.int64), indptr[:-1]) if len(terms) else np.zeros(0)
-        idf = np.log1p((document_count - df + 0.5) / (df + 0.5))
-        row_of_posting = np.repeat(np.arange(len(df)), np.diff(indptr)) if len(terms) else np.zeros(0, dtype=np.int64)
-        norm = K1 * (1 - B + B * lengths[positions] / max(average_length, 1e-9))
-        weights = (idf[row_of_posting] * tf * (K1 + 1) / (tf + norm)).astype(np.float32)
-        return cls(digest, chunk_ids, is_wiki, searchable, term_rows, indptr, positions.astype(np.int64), weights)
+            self.incremental_loads += 1
+        display = store_module.search_chunk_display(conn, after_chunk_id=previous_max, preview_chars=self.PREVIEW_CHARS)
+        self.display.update(zip(display.column("id").to_pylist(), zip(*(display.column(index).to_pylist() for index in range(1, display.num_columns)))))
+        self.chunk_ids = chunk_ids
+        self.searchable = flags.column("searchable").to_numpy(zero_copy_only=False).astype(bool)
+        self.is_wiki = flags.column("is_wiki").to_numpy(zero_copy_only=False).astype(bool)
+        self.stale = flags.column("stale").to_numpy(zero_copy_only=False).astype(bool)
+        self.columns = np.searchsorted(self.chunk_ids, self.posting_chunk)
+        self.lengths = np.bincount(self.columns, weights=self.posting_tf, minlength=len(self.chunk_ids))
+        self.indptr = np.concatenate(([0], np.cumsum(np.bincount(self.posting_term, minlength=len(self.vocabulary))))).astype(np.int64)
+        self.digest = digest
+
+    def _merge(self, postings) -> None:
+        """Insert new postings into the term-sorted arrays."""
+        vocabulary = self.vocabulary
+        terms = postings.column("term").to_pylist()
+        term_ids = np.fromiter((vocabulary.setdefault(term, len(vocabulary)) for term in terms), dtype=np.int64, count=len(terms))
+        order = np.argsort(term_ids, kind="stable")
+        term_ids = term_ids[order]
+        at = np.searchsorted(self.posting_term, term_ids, side="right")
+        self.posting_term = np.insert(self.posting_term, at, term_ids)
+        self.posting_chunk = np.insert(self.posting_chunk, at, postings.column("chunk_id").to_numpy()[order])
+        self.posting_tf = np.insert(self.posting_tf, at, postings.column("tf").to_numpy().astype(np.float32)[order])
 
     def in_scope(self, scope: str) -> np.ndarray:
         if scope == "wiki":
@@ -145,18 +223,51 @@ class _Snapshot:
         return self.searchable
 
     def score(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(BM25 score, number of query terms matched) for every chunk."""
-        scores = np.zeros(len(self.chunk_ids), dtype=np.float32)
+        """(BM25 score, number of query terms matched) for every chunk.
+
+        Statistics (N, average length, df) count searchable chunks only, as if
+        failed documents were not there.
+        """
+        scores = np.zeros(len(self.chunk_ids), dtype=np.float64)
         matched = np.zeros(len(self.chunk_ids), dtype=np.int32)
+        document_count = int(self.searchable.sum())
+        if document_count == 0:
+            return scores, matched
+        average_length = max(float(self.lengths[self.searchable].sum()) / document_count, 1e-9)
         for term in terms:
-            row = self.term_rows.get(term)
+            row = self.vocabulary.get(term)
             if row is None:
                 continue
             begin, end = self.indptr[row], self.indptr[row + 1]
             columns = self.columns[begin:end]
-            scores[columns] += self.weights[begin:end]
+            live = self.searchable[columns]
+            columns, tf = columns[live], self.posting_tf[begin:end][live].astype(np.float64)
+            if len(columns) == 0:
+                continue
+            idf = np.log1p((document_count - len(columns) + 0.5) / (len(columns) + 0.5))
+            norm = K1 * (1 - B + B * self.lengths[columns] / average_length)
+            scores[columns] += idf * tf * (K1 + 1) / (tf + norm)
             matched[columns] += 1
         return scores, matched
+
+    def hit(self, position: int, score: float, preview_chars: int) -> Hit:
+        chunk_id = int(self.chunk_ids[position])
+        document_id, path, title, page, breadcrumb, preview = self.display[chunk_id]
+        preview = preview.strip()
+        if len(preview) > preview_chars:
+            preview = preview[: preview_chars - 1].rstrip() + "…"
+        return Hit(
+            chunk_id=chunk_id,
+            document_id=document_id,
+            path=path,
+            title=title,
+            kind="wiki" if self.is_wiki[position] else "source",
+            page=page,
+            breadcrumb=tuple(part for part in breadcrumb.split(BREADCRUMB_SEPARATOR) if part),
+            score=score,
+            preview=preview,
+            stale=bool(self.stale[position]),
+        )
 
 
 class SearchIndex:
@@ -167,9 +278,9 @@ class SearchIndex:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._snapshot: _Snapshot | None = None
+        self._snapshot = _Snapshot()
+        self._stamp: tuple | None = None
         self._lock = threading.Lock()
-        self.reload_count = 0
 
     @classmethod
     def for_store(cls, store: Store) -> SearchIndex:
@@ -181,44 +292,58 @@ class SearchIndex:
                 index = cls._by_path[key] = cls(store)
             return index
 
-    def _current(self, conn) -> _Snapshot:
-        digest = store_module.search_generation(conn)
+    @property
+    def reload_count(self) -> int:
+        return self._snapshot.full_loads + self._snapshot.incremental_loads
+
+    def _current(self) -> _Snapshot:
+        """The in-memory copy, brought up to date if the store changed.
+
+        Every commit rewrites the database file or its write-ahead log, so
+        unchanged file stamps mean an unchanged store and no connection is
+        opened; otherwise the digest in the store decides.
+        """
         with self._lock:
-            if self._snapshot is None or self._snapshot.digest != digest:
-                self._snapshot = _Snapshot.load(conn, digest)
-                self.reload_count += 1
+            stamp = _file_stamp(self.store.path)
+            if stamp != self._stamp or self._snapshot.digest is None:
+                with self.store.connect() as conn:
+                    self._snapshot.refresh(conn)
+                self._stamp = _file_stamp(self.store.path)
             return self._snapshot
 
-    def search(self, query: str, *, scope: Scope = "all", limit: int = 10, preview_chars: int = 400) -> SearchResult:
-        """Search chunks in scope: all terms first, any term when none has all."""
+    def search(
+        self,
+        query: str,
+        *,
+        scope: Scope = "all",
+        limit: int = 10,
+        preview_chars: int = 400,
+        mode: Mode = "auto",
+    ) -> SearchResult:
+        """Search chunks in scope: all terms first, any term when none has all.
+
+        ``mode="all"`` never widens; ``mode="any"`` ranks every chunk with any term.
+        """
         if scope not in SCOPES:
             msg = f"unknown search scope {scope!r}; use one of {', '.join(SCOPES)}"
             raise ValueError(msg)
-        cleaned = (query or "").replace("\x00", " ")[:MAX_QUERY_CHARS]
         limit = max(int(limit), 0)
-        with self.store.connect() as conn:
-            terms = store_module.analyze(conn, cleaned)
-            snapshot = self._current(conn)
-            mask = snapshot.in_scope(scope)
-            total_count = int(mask.sum())
-            if not terms:
-                return SearchResult(query=query, terms=(), scope=scope, total_count=total_count)
-            scores, matched = snapshot.score(terms)
-            strict = mask & (matched == len(terms))
-            widened = not strict.any()
-            selected = mask & (matched > 0) if widened else strict
-            matched_count = int(selected.sum())
-            if matched_count == 0:
-                return SearchResult(query=query, terms=tuple(terms), scope=scope, total_count=total_count)
-            positions = np.flatnonzero(selected)
-            chosen = positions[_top(scores[positions], limit)]
-            chunk_ids = [int(snapshot.chunk_ids[position]) for position in chosen]
-            rows = store_module.hit_rows(conn, chunk_ids)
-        hits = tuple(
-            _hit(chunk_id, rows[chunk_id], float(scores[position]), preview_chars)
-            for chunk_id, position in zip(chunk_ids, chosen)
-            if chunk_id in rows
-        )
+        snapshot = self._current()
+        terms = analyze((query or "")[:MAX_QUERY_CHARS], snapshot.stopwords)
+        mask = snapshot.in_scope(scope)
+        total_count = int(mask.sum())
+        if not terms:
+            return SearchResult(query=query, terms=(), scope=scope, total_count=total_count)
+        scores, matched = snapshot.score(terms)
+        strict = mask & (matched == len(terms))
+        widened = mode == "any" or (mode == "auto" and not strict.any())
+        selected = mask & (matched > 0) if widened else strict
+        matched_count = int(selected.sum())
+        if matched_count == 0:
+            return SearchResult(query=query, terms=tuple(terms), scope=scope, total_count=total_count)
+        positions = np.flatnonzero(selected)
+        chosen = positions[_top(scores[positions], limit)]
+        hits = tuple(snapshot.hit(int(position), float(scores[position]), preview_chars) for position in chosen)
         return SearchResult(
             query=query,
             terms=tuple(terms),
@@ -226,7 +351,7 @@ class SearchIndex:
             hits=hits,
             matched_count=matched_count,
             total_count=total_count,
-            widened=widened and len(terms) > 1,
+            widened=widened and len(terms) > 1 and mode == "auto",
         )
 
 
@@ -241,26 +366,7 @@ def _top(scores: np.ndarray, limit: int) -> np.ndarray:
     return candidates[np.lexsort((candidates, -scores[candidates]))]
 
 
-def _hit(chunk_id: int, row: tuple, score: float, preview_chars: int) -> Hit:
-    document_id, path, title, kind, stale_since, page, breadcrumb, text = row
-    preview = " ".join(text.split())
-    if len(preview) > preview_chars:
-        preview = preview[: preview_chars - 1].rstrip() + "…"
-    return Hit(
-        chunk_id=chunk_id,
-        document_id=document_id,
-        path=path,
-        title=title,
-        kind=kind,
-        page=page,
-        breadcrumb=tuple(part for part in breadcrumb.split(BREADCRUMB_SEPARATOR) if part),
-        score=score,
-        preview=preview,
-        stale=isinstance(stale_since, datetime),
-    )
-
-
-def search(workspace, query: str, *, scope: Scope = "all", limit: int | None = None) -> SearchResult:
+def search(workspace, query: str, *, scope: Scope = "all", limit: int | None = None, mode: Mode = "auto") -> SearchResult:
     """Search a workspace's chunks; see SearchIndex.search."""
     retrieval = workspace.config.retrieval
     return SearchIndex.for_store(workspace.store).search(
@@ -268,4 +374,5 @@ def search(workspace, query: str, *, scope: Scope = "all", limit: int | None = N
         scope=scope,
         limit=retrieval.search_limit if limit is None else limit,
         preview_chars=retrieval.preview_chars,
+        mode=mode,
     )

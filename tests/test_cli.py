@@ -37,3 +37,17 @@ def test_library_errors_become_one_line_without_a_traceback(tmp_path):
     assert result.returncode == 1
     assert "not an llmwiki workspace" in result.stderr and "llmwiki init" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_search_prints_the_readout_and_hits(tmp_path):
+    root = tmp_path / "ws"
+    llmwiki("init", str(root))
+    (root / "sources" / "note.md").write_text("# Note\n\nThe quokka lives on Rottnest Island.\n", encoding="utf-8")
+    llmwiki("ingest", "-w", str(root))
+    found = llmwiki("search", "quokka island", "-w", str(root))
+    assert found.returncode == 0
+    assert "1 of 1 chunks matched, 1 shown" in found.stdout
+    assert "sources/note.md p.1" in found.stdout
+    nothing = llmwiki("search", "what did I say?", "-w", str(root))
+    assert nothing.returncode == 0 and "no searchable terms" in nothing.stdout
+    assert llmwiki("search", "--help").returncode == 0

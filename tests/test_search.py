@@ -167,3 +167,34 @@ def test_odd_queries_get_a_readout_not_an_error(corpus, query):
     assert result.readout
     with corpus.store.connect() as conn:
         assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 5  # nothing was harmed
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200))
+def test_python_query_analyzer_matches_the_sql_index_analyzer(workspace, text):
+    from llmwiki.search import analyze as analyze_query
+    from llmwiki.store import analyze as analyze_sql
+    from llmwiki.store import search_stopwords
+
+    import unicodedata
+
+    text = unicodedata.normalize("NFC", text.replace("\x00", ""))
+    with workspace.store.connect() as conn:
+        assert analyze_query(text, search_stopwords(conn)) == analyze_sql(conn, text)
+
+
+def test_incremental_refresh_scores_like_a_fresh_load(corpus, count_tokens):
+    warm = SearchIndex.for_store(corpus.store)
+    search(corpus, "otters")  # load the in-memory copy
+    path = corpus.sources_dir / "more.md"
+    path.write_text("# More otters\n\nOtters and kelp again, with urchins.\n", encoding="utf-8")
+    ingest_file(corpus, path, count_tokens=count_tokens)
+    (corpus.root / "sources/kelp.md").write_bytes(b"\x00\x01" * 4000)  # a document leaves the index
+    ingest_file(corpus, corpus.root / "sources/kelp.md", count_tokens=count_tokens)
+    (corpus.root / "sources/otters.md").write_text("# Otters\n\nOtters crack urchins on their bellies.\n", encoding="utf-8")
+    assert ingest_file(corpus, corpus.root / "sources/otters.md", count_tokens=count_tokens).action == "updated"  # chunks replaced
+    incremental = warm.search("otters kelp urchins", mode="any")
+    assert warm._snapshot.incremental_loads >= 1
+    fresh = SearchIndex(corpus.store).search("otters kelp urchins", mode="any")
+    assert [(hit.chunk_id, round(hit.score, 5)) for hit in incremental.hits] == [(hit.chunk_id, round(hit.score, 5)) for hit in fresh.hits]
+    assert "sources/more.md" in paths(incremental) and "sources/kelp.md" not in paths(incremental)
