@@ -129,6 +129,24 @@ def search_command(query: str, workspace_path: str | None, scope: str, limit: in
 
 @cli.command()
 @workspace_option
+@click.option("--model", default=None, help="Sentence-transformers model id or path (default: [retrieval] embedding_model).")
+def embed(workspace_path: str | None, model: str | None) -> None:
+    """Compute embeddings for chunks that lack them (used when [retrieval] hybrid = true)."""
+    from llmwiki.embeddings import default_embedder, embed_missing
+
+    workspace = _workspace(workspace_path)
+    embedder = default_embedder(model or workspace.config.retrieval.embedding_model)
+    with Progress(TextColumn("[bold]embed"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
+        task = progress.add_task("", total=None)
+        count = embed_missing(workspace.store, embedder, on_progress=lambda done, total: progress.update(task, completed=done, total=total))
+    workspace.store.checkpoint()
+    console.print(f"Embedded {count} chunks with {embedder.name}.")
+    if not workspace.config.retrieval.hybrid:
+        console.print("Search uses them once [retrieval] hybrid = true is set in wiki_config.toml.")
+
+
+@cli.command()
+@workspace_option
 def reindex(workspace_path: str | None) -> None:
     """Rebuild the full-text postings of every chunk from its stored text."""
     workspace = _workspace(workspace_path)

@@ -48,6 +48,8 @@ class RetrievalConfig(_Section):
     source_chunks: int = Field(4, ge=1)
     search_limit: int = Field(10, ge=1)
     preview_chars: int = Field(400, ge=40)
+    hybrid: bool = False
+    embedding_model: str = "all-MiniLM-L6-v2"
 
 
 class VerificationConfig(_Section):
@@ -85,6 +87,7 @@ wiki_chunks = 6        # wiki chunks given to an answer
 source_chunks = 4      # raw source chunks used when the wiki has no hit
 search_limit = 10
 preview_chars = 400
+hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slower ingest: see README)
 
 [verification]
 threshold = 0.5        # P(entailment) at or above which a sentence counts as supported

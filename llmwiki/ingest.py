@@ -197,6 +197,14 @@ def ingest_paths(
         outcomes.append(ingest_file(workspace, path, count_tokens=count_tokens))
     if on_progress is not None:
         on_progress(len(files), len(files), "")
+    if workspace.config.retrieval.hybrid:
+        from llmwiki.embeddings import default_embedder, embed_missing
+
+        embed_missing(
+            workspace.store,
+            default_embedder(workspace.config.retrieval.embedding_model),
+            on_progress=None if on_progress is None else lambda done, total: on_progress(done, total, "embedding chunks"),
+        )
     if any(outcome.action in ("ingested", "updated", "failed") for outcome in outcomes):
         workspace.store.checkpoint()
     return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)

@@ -32,6 +32,7 @@ import numpy as np
 import Stemmer
 
 from llmwiki import store as store_module
+from llmwiki.embeddings import Embedder
 from llmwiki.records import BREADCRUMB_SEPARATOR
 from llmwiki.store import Store
 
@@ -40,6 +41,8 @@ Mode = Literal["auto", "all", "any"]
 SCOPES: tuple[str, ...] = ("wiki", "sources", "all")
 K1 = 1.2
 B = 0.75
+RRF_K = 60
+FUSION_DEPTH = 100
 MAX_QUERY_CHARS = 20_000
 
 
@@ -74,6 +77,7 @@ class SearchResult:
     matched_count: int = 0
     total_count: int = 0
     widened: bool = False
+    ranking: Literal["bm25", "hybrid"] = "bm25"
 
     @property
     def case(self) -> Literal["no_terms", "no_match", "matched"]:
@@ -89,15 +93,17 @@ class SearchResult:
             return "The question has no searchable terms (only common words or punctuation), so nothing was searched."
         terms = ", ".join(self.terms)
         if self.case == "no_match":
-            return f"No chunk of the {self.total_count} in {where} contains any of: {terms}."
+            nearest = f" Showing the {len(self.hits)} closest by meaning instead." if self.hits else ""
+            return f"No chunk of the {self.total_count} in {where} contains any of: {terms}.{nearest}"
         how = (
             f"no chunk has all {len(self.terms)} terms, so the search widened to any of them: "
             if self.widened
             else ("all terms matched: " if len(self.terms) > 1 else "")
         )
+        ranked = " (ranked by BM25 and embedding similarity)" if self.ranking == "hybrid" else ""
         return (
             f"Searched {where} for {terms}; {how}{self.matched_count} of {self.total_count} chunks matched, "
-            f"{len(self.hits)} shown."
+            f"{len(self.hits)} shown{ranked}."
         )
 
 
@@ -151,7 +157,7 @@ class _Snapshot:
         self.posting_term = np.zeros(0, dtype=np.int64)  # sorted
         self.posting_chunk = np.zeros(0, dtype=np.int64)  # chunk id
         self.posting_tf = np.zeros(0, dtype=np.float32)
-        self.columns = np.zeros(0, dtype=np.int64)  # chunk position of each posting
+        self.columns = np.zeros(0, dtype=np.int64)  # position in chunk_ids of each posting
         self.indptr = np.zeros(1, dtype=np.int64)
         self.chunk_ids = np.zeros(0, dtype=np.int64)
         self.lengths = np.zeros(0, dtype=np.float64)
@@ -159,6 +165,9 @@ class _Snapshot:
         self.is_wiki = np.zeros(0, dtype=bool)
         self.stale = np.zeros(0, dtype=bool)
         self.display: dict[int, tuple] = {}
+        self.embedding_model: str | None = None
+        self.vectors: np.ndarray | None = None  # one row per chunk position; zero rows lack a vector
+        self.has_vector = np.zeros(0, dtype=bool)
         self.full_loads = 0
         self.incremental_loads = 0
 
@@ -177,9 +186,10 @@ class _Snapshot:
             if len(removed):
                 keep = ~np.isin(self.posting_chunk, removed)
                 self.posting_term, self.posting_chunk, self.posting_tf = self.posting_term[keep], self.posting_chunk[keep], self.posting_tf[keep]
+                self.columns = np.searchsorted(chunk_ids, self.posting_chunk)
                 for chunk_id in removed.tolist():
                     self.display.pop(chunk_id, None)
-            self._merge(store_module.search_postings(conn, after_chunk_id=previous_max))
+            self._merge(store_module.search_postings(conn, after_chunk_id=previous_max), chunk_ids)
             # A rebuild rewrites the postings of old chunks too; counts then disagree.
             incremental = len(self.posting_term) == digest[3]
         if not incremental:
@@ -187,7 +197,8 @@ class _Snapshot:
             self.posting_term = np.zeros(0, dtype=np.int64)
             self.posting_chunk = np.zeros(0, dtype=np.int64)
             self.posting_tf = np.zeros(0, dtype=np.float32)
-            self._merge(store_module.search_postings(conn))
+            self.columns = np.zeros(0, dtype=np.int64)
+            self._merge(store_module.search_postings(conn), chunk_ids)
             previous_max = 0
             self.full_loads += 1
         else:
@@ -198,13 +209,32 @@ class _Snapshot:
         self.searchable = flags.column("searchable").to_numpy(zero_copy_only=False).astype(bool)
         self.is_wiki = flags.column("is_wiki").to_numpy(zero_copy_only=False).astype(bool)
         self.stale = flags.column("stale").to_numpy(zero_copy_only=False).astype(bool)
-        self.columns = np.searchsorted(self.chunk_ids, self.posting_chunk)
         self.lengths = np.bincount(self.columns, weights=self.posting_tf, minlength=len(self.chunk_ids))
         self.indptr = np.concatenate(([0], np.cumsum(np.bincount(self.posting_term, minlength=len(self.vocabulary))))).astype(np.int64)
+        if self.embedding_model is not None:
+            self._load_vectors(conn)
         self.digest = digest
 
-    def _merge(self, postings) -> None:
-        """Insert new postings into the term-sorted arrays."""
+    def want_vectors(self, conn, model: str) -> None:
+        """Keep vectors of model in memory from now on (loaded now if needed)."""
+        if self.embedding_model != model:
+            self.embedding_model = model
+            self._load_vectors(conn)
+
+    def _load_vectors(self, conn) -> None:
+        chunk_ids, vectors = store_module.search_embeddings(conn, model=self.embedding_model)
+        if not chunk_ids:
+            self.vectors, self.has_vector = None, np.zeros(len(self.chunk_ids), dtype=bool)
+            return
+        matrix = np.asarray(vectors, dtype=np.float32)
+        positions = np.searchsorted(self.chunk_ids, np.asarray(chunk_ids, dtype=np.int64))
+        self.vectors = np.zeros((len(self.chunk_ids), matrix.shape[1]), dtype=np.float32)
+        self.vectors[positions] = matrix
+        self.has_vector = np.zeros(len(self.chunk_ids), dtype=bool)
+        self.has_vector[positions] = True
+
+    def _merge(self, postings, chunk_ids: np.ndarray) -> None:
+        """Insert new postings into the term-sorted arrays (chunk_ids: all chunks, sorted)."""
         vocabulary = self.vocabulary
         terms = postings.column("term").to_pylist()
         term_ids = np.fromiter((vocabulary.setdefault(term, len(vocabulary)) for term in terms), dtype=np.int64, count=len(terms))
@@ -214,6 +244,7 @@ class _Snapshot:
         self.posting_term = np.insert(self.posting_term, at, term_ids)
         self.posting_chunk = np.insert(self.posting_chunk, at, postings.column("chunk_id").to_numpy()[order])
         self.posting_tf = np.insert(self.posting_tf, at, postings.column("tf").to_numpy().astype(np.float32)[order])
+        self.columns = np.insert(self.columns, at, np.searchsorted(chunk_ids, postings.column("chunk_id").to_numpy()[order]))
 
     def in_scope(self, scope: str) -> np.ndarray:
         if scope == "wiki":
@@ -319,16 +350,23 @@ class SearchIndex:
         limit: int = 10,
         preview_chars: int = 400,
         mode: Mode = "auto",
+        embedder: Embedder | None = None,
     ) -> SearchResult:
         """Search chunks in scope: all terms first, any term when none has all.
 
         ``mode="all"`` never widens; ``mode="any"`` ranks every chunk with any term.
+        With an ``embedder`` whose vectors are stored, the BM25 ranking is fused
+        with embedding similarity (reciprocal rank fusion), and a query with no
+        lexical match shows the chunks closest in meaning, saying so.
         """
         if scope not in SCOPES:
             msg = f"unknown search scope {scope!r}; use one of {', '.join(SCOPES)}"
             raise ValueError(msg)
         limit = max(int(limit), 0)
         snapshot = self._current()
+        if embedder is not None and snapshot.embedding_model != embedder.name:
+            with self._lock, self.store.connect() as conn:
+                snapshot.want_vectors(conn, embedder.name)
         terms = analyze((query or "")[:MAX_QUERY_CHARS], snapshot.stopwords)
         mask = snapshot.in_scope(scope)
         total_count = int(mask.sum())
@@ -339,11 +377,19 @@ class SearchIndex:
         widened = mode == "any" or (mode == "auto" and not strict.any())
         selected = mask & (matched > 0) if widened else strict
         matched_count = int(selected.sum())
-        if matched_count == 0:
-            return SearchResult(query=query, terms=tuple(terms), scope=scope, total_count=total_count)
         positions = np.flatnonzero(selected)
-        chosen = positions[_top(scores[positions], limit)]
-        hits = tuple(snapshot.hit(int(position), float(scores[position]), preview_chars) for position in chosen)
+        lexical = positions[_top(scores[positions], max(limit, FUSION_DEPTH) if embedder else limit)]
+        hybrid = embedder is not None and snapshot.vectors is not None and bool((mask & snapshot.has_vector).any())
+        if hybrid:
+            query_vector = embedder.encode([query[:MAX_QUERY_CHARS]])[0]
+            candidates = np.flatnonzero(mask & snapshot.has_vector)
+            similarity = snapshot.vectors[candidates] @ query_vector
+            dense = candidates[_top(similarity, FUSION_DEPTH)]
+            fused = _reciprocal_rank_fusion([lexical, dense])
+            hits = tuple(snapshot.hit(position, fused_score, preview_chars) for position, fused_score in fused[:limit])
+        else:
+            chosen = lexical[:limit]
+            hits = tuple(snapshot.hit(int(position), float(scores[position]), preview_chars) for position in chosen)
         return SearchResult(
             query=query,
             terms=tuple(terms),
@@ -351,8 +397,18 @@ class SearchIndex:
             hits=hits,
             matched_count=matched_count,
             total_count=total_count,
-            widened=widened and len(terms) > 1 and mode == "auto",
+            widened=widened and len(terms) > 1 and mode == "auto" and matched_count > 0,
+            ranking="hybrid" if hybrid else "bm25",
         )
+
+
+def _reciprocal_rank_fusion(rankings: list[np.ndarray]) -> list[tuple[int, float]]:
+    """(position, fused score) ordered by the sum of 1 / (k + rank) over the rankings."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, position in enumerate(ranking.tolist()):
+            scores[position] = scores.get(position, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _top(scores: np.ndarray, limit: int) -> np.ndarray:
@@ -369,10 +425,16 @@ def _top(scores: np.ndarray, limit: int) -> np.ndarray:
 def search(workspace, query: str, *, scope: Scope = "all", limit: int | None = None, mode: Mode = "auto") -> SearchResult:
     """Search a workspace's chunks; see SearchIndex.search."""
     retrieval = workspace.config.retrieval
+    embedder = None
+    if retrieval.hybrid:
+        from llmwiki.embeddings import default_embedder
+
+        embedder = default_embedder(retrieval.embedding_model)
     return SearchIndex.for_store(workspace.store).search(
         query,
         scope=scope,
         limit=retrieval.search_limit if limit is None else limit,
         preview_chars=retrieval.preview_chars,
         mode=mode,
+        embedder=embedder,
     )

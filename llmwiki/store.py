@@ -10,6 +10,9 @@ backoff until ``lock_timeout_s`` and only then gives up with
 Schema changes go only through the numbered migrations in ``MIGRATIONS``;
 each applied one is recorded in ``schema_migrations``.
 
+Bulk rows go in as Arrow tables that the SQL names directly (DuckDB's
+replacement scans), hence locals that look unused.
+
 Foreign keys are enforced here in code rather than by DuckDB: DuckDB's
 constraint checks refuse some valid delete-then-insert sequences inside one
 transaction, and every write of child rows happens in the same transaction
@@ -38,11 +41,11 @@ _LOCK_MESSAGE = re.compile(r"Could not set lock on file|Conflicting lock is held
 # Checkpointing on every close rewrote a whole row group (0.3 s at 100k chunks)
 # after each small write. The write-ahead log is as durable as the file, so
 # closes skip the checkpoint; DuckDB checkpoints once the log passes the
-# threshold, and batch operations call Store.checkpoint() when they finish.
+# threshold (small, since every open replays the log), and batch operations call Store.checkpoint() when they finish.
 _CONNECT_CONFIG = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
-    "checkpoint_threshold": "8MB",
+    "checkpoint_threshold": "2MB",
 }
 
 # The search analyzer, in SQL so that chunks and queries go through the same
@@ -197,7 +200,20 @@ def _bump_generation(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute("UPDATE search_state SET value = value + 1 WHERE key = 'generation'")
 
 
-MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial, m002_search_index]
+def m003_chunk_embeddings(conn: duckdb.DuckDBPyConnection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE chunk_embeddings (
+            chunk_id BIGINT NOT NULL,
+            model VARCHAR NOT NULL,
+            vector FLOAT[] NOT NULL
+        );
+        CREATE INDEX chunk_embeddings_chunk ON chunk_embeddings (chunk_id);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial, m002_search_index, m003_chunk_embeddings]
 
 _DOCUMENT_COLUMNS = (
     "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
@@ -344,9 +360,10 @@ class Store:
         """Swap in a document's new pages and chunks and mark it ready, atomically."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM chunk_terms WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
+            conn.execute("DELETE FROM chunk_embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
             conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
             conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
-            page_table = pa.table(
+            page_table = pa.table(  # noqa: F841 - DuckDB reads it by name
                 {
                     "document_id": pa.array([document_id] * len(pages), pa.int64()),
                     "page_number": pa.array([page.number for page in pages], pa.int32()),
@@ -354,7 +371,7 @@ class Store:
                 }
             )
             conn.execute("INSERT INTO document_pages SELECT * FROM page_table")
-            chunk_table = pa.table(
+            chunk_table = pa.table(  # noqa: F841 - DuckDB reads it by name
                 {
                     "document_id": pa.array([document_id] * len(chunks), pa.int64()),
                     "seq": pa.array(range(len(chunks)), pa.int32()),
@@ -404,8 +421,8 @@ class Store:
                 for seq, chunk in enumerate(chunks):
                     for key, value in zip(chunk_columns, (document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, chunk.breadcrumb_text, chunk.text)):
                         chunk_columns[key].append(value)
-            page_table = pa.table(page_columns)
-            chunk_table = pa.table(chunk_columns)
+            page_table = pa.table(page_columns)  # noqa: F841 - DuckDB reads it by name
+            chunk_table = pa.table(chunk_columns)  # noqa: F841 - DuckDB reads it by name
             conn.execute("INSERT INTO document_pages SELECT * FROM page_table")
             conn.execute(
                 "INSERT INTO chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) "
@@ -420,6 +437,30 @@ class Store:
                 "UPDATE documents SET status = 'ready', error = NULL, mtime = ? WHERE id = ?",
                 [mtime, document_id],
             )
+
+    def chunks_missing_embeddings(self, model: str) -> list[tuple[int, str]]:
+        """(chunk id, text) of chunks that have no embedding from model, by id."""
+        with self.connect() as conn:
+            return conn.execute(
+                """
+                SELECT id, text FROM chunks
+                WHERE id NOT IN (SELECT chunk_id FROM chunk_embeddings WHERE model = ?)
+                ORDER BY id
+                """,
+                [model],
+            ).fetchall()
+
+    def write_embeddings(self, model: str, chunk_ids: Sequence[int], vectors) -> None:
+        """Store embeddings of chunks (rows of vectors) for model, replacing older ones."""
+        embedding_table = pa.table({  # noqa: F841 - DuckDB reads it by name
+            "chunk_id": pa.array(list(chunk_ids), pa.int64()),
+            "model": pa.array([model] * len(chunk_ids), pa.string()),
+            "vector": pa.array([list(map(float, vector)) for vector in vectors], pa.list_(pa.float32())),
+        })
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM chunk_embeddings WHERE model = ? AND chunk_id IN (SELECT chunk_id FROM embedding_table)", [model])
+            conn.execute("INSERT INTO chunk_embeddings SELECT chunk_id, model, vector FROM embedding_table WHERE chunk_id IN (SELECT id FROM chunks)")
+            _bump_generation(conn)
 
     def rebuild_search_index(self) -> None:
         """Recompute every posting from the chunks' text, in one transaction."""
@@ -514,12 +555,12 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
 # -- search (the scoring itself lives in llmwiki.search) ----------------------
 
 
-def search_digest(conn: duckdb.DuckDBPyConnection) -> tuple[int, int, int, int]:
-    """The searchable state in four numbers: (generation, chunks, max chunk id, postings)."""
+def search_digest(conn: duckdb.DuckDBPyConnection) -> tuple[int, int, int, int, int]:
+    """The searchable state in five numbers: (generation, chunks, max chunk id, postings, embeddings)."""
     return conn.execute(
         """
         SELECT (SELECT value FROM search_state WHERE key = 'generation'), count(*), coalesce(max(id), 0),
-               (SELECT count(*) FROM chunk_terms)
+               (SELECT count(*) FROM chunk_terms), (SELECT count(*) FROM chunk_embeddings)
         FROM chunks
         """
     ).fetchone()
@@ -556,6 +597,15 @@ def search_postings(conn: duckdb.DuckDBPyConnection, *, after_chunk_id: int = 0)
     return conn.execute(
         "SELECT chunk_id, term, tf FROM chunk_terms WHERE chunk_id > ?", [after_chunk_id]
     ).to_arrow_table()
+
+
+def search_embeddings(conn: duckdb.DuckDBPyConnection, *, model: str, after_chunk_id: int = 0) -> tuple[list[int], list[list[float]]]:
+    """(chunk ids, vectors) of the stored embeddings from model, chunk ids above after_chunk_id."""
+    rows = conn.execute(
+        "SELECT chunk_id, vector FROM chunk_embeddings WHERE model = ? AND chunk_id > ? ORDER BY chunk_id",
+        [model, after_chunk_id],
+    ).fetchall()
+    return [row[0] for row in rows], [row[1] for row in rows]
 
 
 def search_stopwords(conn: duckdb.DuckDBPyConnection) -> frozenset[str]:

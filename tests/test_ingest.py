@@ -6,7 +6,6 @@ import sys
 import textwrap
 import time
 
-import pytest
 
 from conftest import REPO
 from llmwiki.ingest import ingest_file, ingest_paths
