@@ -10,6 +10,7 @@ nDCG@10, MAP and recall@100 of
   - DuckDB match_bm25 (the fts extension, its defaults, disjunctive)
   - bm25s (PyStemmer English, its English stopwords)
   - SQLite FTS5 (porter unicode61; each word quoted, joined with OR; bm25())
+An ablation row shows what keeping digits searchable costs on Cranfield.
 Latency (p50/p95 over the 225 queries) on a corpus of --latency-chunks chunks
 built from Cranfield sentences, the index build time of each engine, and the
 time to add one document to that corpus and answer the next query.
@@ -225,6 +226,10 @@ def main() -> None:
             "bm25s": bm25s_engine({str(doc_id): text for doc_id, text in texts.items()})[0],
             "SQLite FTS5 (OR)": fts5_engine({str(doc_id): text for doc_id, text in texts.items()}, stopwords)[0],
         }
+        # Ablation: the same engine on text with digits removed, i.e. what keeping
+        # numbers searchable ("1911", "t1", "1,234") costs on this collection.
+        digitless, _ = build_store(Path(scratch) / "digitless", {str(doc_id): re.sub(r"[0-9]", " ", text) for doc_id, text in texts.items()})
+        engines["ablation: llmwiki any term, digits removed"] = llmwiki_engine(digitless, "any")[0]
         rankings = {name: [[int(path) for path in engine(query, 100)] for query in queries] for name, engine in engines.items()}
         strict_found = sum(1 for query in queries if not SearchIndex(store).search(query, limit=1, mode="all").hits)
         if not args.no_hybrid:

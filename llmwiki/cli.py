@@ -154,6 +154,53 @@ def reindex(workspace_path: str | None) -> None:
     console.print(f"Search index rebuilt: {workspace.store.totals()['chunks']} chunks.")
 
 
+@cli.command("datasets")
+@click.argument("category", required=False)
+@workspace_option
+@click.option("--key", "keys", multiple=True, help="Only these keys (repeatable).")
+@click.option("--metric", "metrics", multiple=True, help="Only these metrics (repeatable).")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE", help="Only rows with this dimension value (repeatable).")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON records instead of a table.")
+def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_json) -> None:
+    """List dataset categories, or print one category's rows (filtered)."""
+    workspace = _workspace(workspace_path)
+    source = workspace.datasets()
+    for error in source.errors:
+        errors.print(f"skipped: {error}", highlight=False, markup=False)
+    if category is None and not (keys or metrics or dims):
+        table = Table(title=f"Datasets in {workspace.datasets_dir}")
+        for column in ("category", "keys", "rows", "metrics"):
+            table.add_column(column)
+        for name in source.categories():
+            frame = source.read(name)
+            table.add_row(name, str(frame.get_column("key").n_unique()), str(frame.height), ", ".join(frame.get_column("metric").unique(maintain_order=True).to_list()))
+        console.print(table)
+        return
+    wanted_dims = {}
+    for item in dims:
+        name, separator, value = item.partition("=")
+        if not separator:
+            raise click.BadParameter(f"{item!r}: write NAME=VALUE", param_hint="--dim")
+        wanted_dims[name] = value
+    frame = source.query(category, key=keys or None, metric=metrics or None, dims=wanted_dims or None)
+    flat = frame.with_columns(
+        frame.get_column("dims").map_elements(lambda items: "; ".join(f"{item['name']}={item['value']}" for item in items), return_dtype=str).alias("dims")
+    )
+    if as_csv:
+        click.echo(flat.write_csv(), nl=False)
+    elif as_json:
+        click.echo(frame.write_json())
+    else:
+        table = Table()
+        for column in flat.columns:
+            table.add_column(column, justify="right" if column == "value" else "left")
+        for row in flat.iter_rows():
+            table.add_row(*("" if cell is None else str(cell) for cell in row))
+        console.print(table)
+        console.print(f"{frame.height} rows")
+
+
 def main() -> None:
     """Entry point: run the CLI, turning LlmwikiError into one line and exit 1."""
     try:

@@ -58,6 +58,11 @@ class VerificationConfig(_Section):
     premises_per_sentence: int = Field(8, ge=1)
 
 
+class DatasetsConfig(_Section):
+    folder: str = "datasets"  # relative to the workspace root
+    aliases: dict[str, str] = {}  # other name -> category or key
+
+
 class StoreConfig(_Section):
     lock_timeout_s: float = Field(30, gt=0)
 
@@ -67,6 +72,7 @@ class WikiConfig(_Section):
     ingest: IngestConfig = IngestConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     verification: VerificationConfig = VerificationConfig()
+    datasets: DatasetsConfig = DatasetsConfig()
     store: StoreConfig = StoreConfig()
 
 
@@ -91,6 +97,11 @@ hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slowe
 
 [verification]
 threshold = 0.5        # P(entailment) at or above which a sentence counts as supported
+
+[datasets]
+folder = "datasets"    # Markdown datasets, relative to this file's folder
+# [datasets.aliases]   # other names a question may use for a category or key
+# "SI pioneers" = "scientists"
 
 [store]
 lock_timeout_s = 30    # how long to wait for another process that is writing

@@ -85,7 +85,13 @@ class Workspace:
 
     @property
     def datasets_dir(self) -> Path:
-        return self.root / "datasets"
+        return (self.root / self.config.datasets.folder).resolve()
+
+    def datasets(self):
+        """The workspace's DatasetSource (one per process and folder, so parses are cached)."""
+        from llmwiki.datasets import dataset_source
+
+        return dataset_source(self.datasets_dir, aliases=self.config.datasets.aliases)
 
     @property
     def state_dir(self) -> Path:
