@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -63,6 +64,25 @@ class DatasetsConfig(_Section):
     aliases: dict[str, str] = {}  # other name -> category or key
 
 
+class LLMConfig(_Section):
+    backend: Literal["extractive", "openai", "local"] = "extractive"
+    model: str = ""
+    base_url: str = ""  # LLMWIKI_LLM_BASE_URL overrides; the key comes only from LLMWIKI_LLM_API_KEY
+    timeout_s: float = Field(60, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+
+
+class WikiSettings(_Section):
+    summary_sentences: int = Field(8, ge=1, le=50)
+    concepts_per_source: int = Field(5, ge=0, le=30)
+    aliases: dict[str, str] = {}  # alias -> concept name; these win over generated aliases
+
+
+class TracingConfig(_Section):
+    enabled: bool = True
+    payloads: bool = True  # store prompts and replies, content-addressed
+
+
 class StoreConfig(_Section):
     lock_timeout_s: float = Field(30, gt=0)
 
@@ -73,6 +93,9 @@ class WikiConfig(_Section):
     retrieval: RetrievalConfig = RetrievalConfig()
     verification: VerificationConfig = VerificationConfig()
     datasets: DatasetsConfig = DatasetsConfig()
+    llm: LLMConfig = LLMConfig()
+    wiki: WikiSettings = WikiSettings()
+    tracing: TracingConfig = TracingConfig()
     store: StoreConfig = StoreConfig()
 
 
@@ -103,6 +126,23 @@ folder = "datasets"    # Markdown datasets, relative to this file's folder
 # [datasets.aliases]   # other names a question may use for a category or key
 # "SI pioneers" = "scientists"
 
+[llm]
+backend = "extractive" # extractive (no model), openai (any OpenAI-compatible server) or local
+# model = "gpt-4o-mini"
+# base_url = "http://localhost:11434/v1"   # or LLMWIKI_LLM_BASE_URL; the key only from LLMWIKI_LLM_API_KEY
+timeout_s = 60
+max_retries = 3
+
+[wiki]
+summary_sentences = 8  # sentences in an extractive source summary
+concepts_per_source = 5
+# [wiki.aliases]       # hand-written aliases win over generated ones
+# "Volta" = "Alessandro Volta"
+
+[tracing]
+enabled = true
+payloads = true        # keep prompts and replies (content-addressed) in .llmwiki/traces/payloads
+
 [store]
 lock_timeout_s = 30    # how long to wait for another process that is writing
 """
@@ -117,6 +157,9 @@ def load_config(path: Path) -> WikiConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         msg = f"{path}: not valid TOML ({err}). Fix the syntax or delete the file to use the defaults."
         raise ConfigError(msg) from err
+    if isinstance(raw.get("llm"), dict) and "api_key" in raw["llm"]:
+        msg = f"{path}: [llm] api_key must not be stored in a file. Remove it and set LLMWIKI_LLM_API_KEY in the environment."
+        raise ConfigError(msg)
     try:
         return WikiConfig.model_validate(raw)
     except ValidationError as err:

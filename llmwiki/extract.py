@@ -139,6 +139,8 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
             if level == 1 and first_h1 is None:
                 first_h1 = title
             builder.add(title, breadcrumb.enter(level, title), is_heading=True)
+        elif token.type == "html_block" and token.content.lstrip().startswith("<!--"):
+            pass  # comments (such as a wiki page's section markers) are not content
         else:
             begin, end = token.map
             builder.add("\n".join(lines[begin:end]), breadcrumb.current)

@@ -43,6 +43,7 @@ class FileOutcome:
 class IngestReport:
     outcomes: tuple[FileOutcome, ...] = field(default=())
     seconds: float = 0.0
+    generation: object | None = None  # generate.GenerationReport when pages were written
 
     def count(self, action: str) -> int:
         return sum(1 for outcome in self.outcomes if outcome.action == action)
@@ -77,7 +78,8 @@ def discover(workspace: Workspace, paths: Iterable[Path | str]) -> list[Path]:
         if path.is_dir():
             for candidate in sorted(path.rglob("*")):
                 hidden = any(part.startswith(".") for part in candidate.relative_to(path).parts)
-                if candidate.is_file() and not hidden and candidate.suffix.lower() in EXTRACTORS:
+                collection = candidate.resolve().relative_to(workspace.root).as_posix() in ("wiki/index.md", "wiki/overview.md", "wiki/log.md") if workspace.root in candidate.resolve().parents else False
+                if candidate.is_file() and not hidden and not collection and candidate.suffix.lower() in EXTRACTORS:
                     found.append(candidate)
         else:
             found.append(path)
@@ -101,6 +103,11 @@ def import_file(workspace: Workspace, path: Path) -> Path:
 
 def ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenCounter | None = None) -> FileOutcome:
     """Ingest one file; never raises for bad input, the outcome says what happened."""
+    with workspace.store.session():
+        return _ingest_file(workspace, path, count_tokens=count_tokens)
+
+
+def _ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenCounter | None) -> FileOutcome:
     started = time.perf_counter()
     path = Path(path)
     try:
@@ -179,8 +186,14 @@ def ingest_paths(
     copy: bool = False,
     count_tokens: TokenCounter | None = None,
     on_progress: ProgressCallback | None = None,
+    generate: bool = True,
+    backend=None,
 ) -> IngestReport:
-    """Ingest files and folders (default: sources/), continuing past bad files."""
+    """Ingest files and folders (default: sources/), continuing past bad files.
+
+    With generate (the default), every source that was ingested or updated
+    then gets its wiki pages, after its chunks are committed.
+    """
     started = time.perf_counter()
     requested = [workspace.sources_dir] if paths is None else list(paths)
     files = discover(workspace, requested)
@@ -197,6 +210,15 @@ def ingest_paths(
         outcomes.append(ingest_file(workspace, path, count_tokens=count_tokens))
     if on_progress is not None:
         on_progress(len(files), len(files), "")
+    generation = None
+    changed = [outcome.path for outcome in outcomes if outcome.action in ("ingested", "updated") and workspace.kind_of(outcome.path) == "source"]
+    if generate and changed:
+        from llmwiki.generate import regenerate_sources
+
+        documents = [workspace.store.document_by_path(path) for path in changed]
+        if on_progress is not None:
+            on_progress(len(files), len(files), "writing wiki pages")
+        generation = regenerate_sources(workspace, documents, backend=backend or workspace.backend(), tracer=workspace.tracer())
     if workspace.config.retrieval.hybrid:
         from llmwiki.embeddings import default_embedder, embed_missing
 
@@ -207,7 +229,7 @@ def ingest_paths(
         )
     if any(outcome.action in ("ingested", "updated", "failed") for outcome in outcomes):
         workspace.store.checkpoint()
-    return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)
+    return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started, generation=generation)
 
 
 def _inside(workspace: Workspace, path: Path) -> bool:

@@ -75,8 +75,10 @@ def fts_extension_path() -> Path:
 
 
 def load_fts(conn: duckdb.DuckDBPyConnection) -> None:
-    """Load the fts extension from its package file, never from the network."""
-    conn.execute(f"LOAD '{fts_extension_path()}'")
+    """Load the fts extension from its package file, never from the network (once per connection)."""
+    loaded = conn.execute("SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'fts' AND loaded").fetchone()[0]
+    if not loaded:
+        conn.execute(f"LOAD '{fts_extension_path()}'")
 
 
 def m001_initial(conn: duckdb.DuckDBPyConnection) -> None:
@@ -182,6 +184,7 @@ def m002_search_index(conn: duckdb.DuckDBPyConnection) -> None:
 
 def _index_chunks(conn: duckdb.DuckDBPyConnection, chunk_filter: str, parameters: Sequence = ()) -> None:
     """Write postings for the chunks matching chunk_filter (a SQL condition on chunks)."""
+    load_fts(conn)
     words = _WORDS_SQL.format(text="text")
     conn.execute(
         f"""
@@ -237,6 +240,7 @@ class Store:
 
     _migrated: set[Path] = set()
     _migrate_lock = threading.Lock()
+    _sessions = threading.local()  # per thread: store path -> the session's connection
 
     def __init__(self, path: Path, *, lock_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
@@ -267,15 +271,41 @@ class Store:
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A migrated connection that is closed on exit; hold it briefly."""
+        """A migrated connection that is closed on exit; hold it briefly.
+
+        Inside ``session()`` on this thread, the session's connection is reused.
+        """
+        shared = Store._sessions.__dict__.get(str(self.path))
+        if shared is not None:
+            yield shared
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = self._open()
         try:
-            load_fts(conn)
             self._migrate_once(conn)
             yield conn
         finally:
             conn.close()
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Keep one connection open for the length of one operation (on this thread).
+
+        Opening the file costs tens of milliseconds (the write-ahead log is
+        replayed), so an operation of many small steps (a file's ingest, a
+        batch of page writes) holds one connection; other processes wait for
+        it as they would for any writer.
+        """
+        key = str(self.path)
+        if key in Store._sessions.__dict__:
+            yield
+            return
+        with self.connect() as conn:
+            Store._sessions.__dict__[key] = conn
+            try:
+                yield
+            finally:
+                del Store._sessions.__dict__[key]
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -467,6 +497,68 @@ class Store:
         with self.transaction() as conn:
             rebuild_search_index(conn)
 
+    def remove_document(self, path: str) -> bool:
+        """Delete a document and everything stored for it; False when there was none."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT id FROM documents WHERE path = ?", [path]).fetchone()
+            if row is None:
+                return False
+            document_id = row[0]
+            conn.execute("DELETE FROM chunk_terms WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
+            conn.execute("DELETE FROM chunk_embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
+            conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
+            conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
+            conn.execute("DELETE FROM doc_references WHERE from_id = ? OR to_id = ?", [document_id, document_id])
+            conn.execute("DELETE FROM documents WHERE id = ?", [document_id])
+            _bump_generation(conn)
+        return True
+
+    def set_page_references(self, page_id: int, *, cites: Sequence[int], links_to: Sequence[int], derived_from: int | None) -> None:
+        """Replace a page's outgoing reference edges and its derivation, in one transaction."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM doc_references WHERE from_id = ?", [page_id])
+            edges = [(page_id, target, "cites") for target in dict.fromkeys(cites)] + [
+                (page_id, target, "links_to") for target in dict.fromkeys(links_to) if target != page_id
+            ]
+            if edges:
+                conn.executemany("INSERT INTO doc_references VALUES (?, ?, ?)", edges)
+            conn.execute("UPDATE documents SET derived_from = ? WHERE id = ?", [derived_from, page_id])
+
+    def references(self, document_id: int) -> list[tuple[str, str]]:
+        """(kind, target path) of a document's outgoing references."""
+        with self.connect() as conn:
+            return conn.execute(
+                """
+                SELECT doc_references.kind, documents.path FROM doc_references
+                JOIN documents ON documents.id = doc_references.to_id
+                WHERE doc_references.from_id = ? ORDER BY 1, 2
+                """,
+                [document_id],
+            ).fetchall()
+
+    def citation_targets(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
+        """chunk id -> (document path, page number, breadcrumb) for the ids that exist."""
+        if not chunk_ids:
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute(
+                """
+                SELECT chunks.id, documents.path, chunks.page_number, chunks.breadcrumb
+                FROM chunks JOIN documents ON documents.id = chunks.document_id
+                WHERE chunks.id IN (SELECT unnest(?))
+                """,
+                [list(chunk_ids)],
+            ).fetchall()
+        return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """chunk id -> text, for the ids that exist."""
+        if not chunk_ids:
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute("SELECT id, text FROM chunks WHERE id IN (SELECT unnest(?))", [list(chunk_ids)]).fetchall()
+        return dict(rows)
+
     # -- reading content -----------------------------------------------------
 
     def chunks(self, document_id: int) -> list[Chunk]:
@@ -615,6 +707,7 @@ def search_stopwords(conn: duckdb.DuckDBPyConnection) -> frozenset[str]:
 
 def analyze(conn: duckdb.DuckDBPyConnection, text: str) -> list[str]:
     """The distinct search terms of a text, through the index's SQL analyzer (for tests and checks)."""
+    load_fts(conn)
     words = _WORDS_SQL.format(text="?")
     row = conn.execute(
         f"""

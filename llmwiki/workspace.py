@@ -36,8 +36,12 @@ class Workspace:
     config: WikiConfig
 
     @classmethod
-    def init(cls, path: Path | str) -> Workspace:
-        """Create (or complete) a workspace at path; existing files are kept."""
+    def init(cls, path: Path | str, *, git: bool = True) -> Workspace:
+        """Create (or complete) a workspace at path; existing files are kept.
+
+        With git (the default) the workspace becomes its own git repository,
+        and every later write is a commit in it.
+        """
         root = Path(path).expanduser().resolve()
         if root.exists() and not root.is_dir():
             msg = f"{root}: exists and is not a folder. Choose another path for the workspace."
@@ -51,7 +55,12 @@ class Workspace:
         config_path = root / CONFIG_FILENAME
         if not config_path.exists():
             config_path.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
-        return cls.open(root)
+        workspace = cls.open(root)
+        if git:
+            from llmwiki.history import init_repository
+
+            init_repository(root)
+        return workspace
 
     @classmethod
     def open(cls, path: Path | str) -> Workspace:
@@ -61,6 +70,12 @@ class Workspace:
             msg = f"{root}: not an llmwiki workspace (no {CONFIG_FILENAME}). Create one with `llmwiki init {path}`."
             raise WorkspaceError(msg)
         (root / STATE_DIRNAME / "traces").mkdir(parents=True, exist_ok=True)
+        for folder in ("sources", "wiki/summaries", "wiki/concepts"):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        for name, text in WIKI_FILES.items():
+            page = root / "wiki" / name
+            if not page.exists():
+                page.write_text(text, encoding="utf-8")
         return cls(root=root, config=load_config(root / CONFIG_FILENAME))
 
     @classmethod
@@ -119,6 +134,26 @@ class Workspace:
             msg = f"{path}: is llmwiki's own state folder. Put sources in {self.sources_dir}."
             raise WorkspaceError(msg)
         return relative.as_posix()
+
+    def write_lock(self):
+        """An inter-process lock for read-modify-write of wiki pages (held for one operation)."""
+        from filelock import FileLock
+
+        return FileLock(str(self.state_dir / "wiki.lock"), timeout=max(self.config.store.lock_timeout_s, 60))
+
+    def tracer(self):
+        """The workspace's tracer ([tracing] in wiki_config.toml)."""
+        from llmwiki.tracing import NULL_TRACER, Tracer
+
+        if not self.config.tracing.enabled:
+            return NULL_TRACER
+        return Tracer(self.state_dir / "traces", payloads=self.config.tracing.payloads)
+
+    def backend(self):
+        """The answer backend named in [llm]."""
+        from llmwiki.backends import make_backend
+
+        return make_backend(self.config.llm)
 
     def kind_of(self, relative_path: str) -> str:
         """'wiki' for pages under wiki/, 'source' for everything else."""

@@ -44,10 +44,12 @@ def test_search_prints_the_readout_and_hits(tmp_path):
     llmwiki("init", str(root))
     (root / "sources" / "note.md").write_text("# Note\n\nThe quokka lives on Rottnest Island.\n", encoding="utf-8")
     llmwiki("ingest", "-w", str(root))
-    found = llmwiki("search", "quokka island", "-w", str(root))
+    found = llmwiki("search", "quokka island", "--scope", "sources", "-w", str(root))
     assert found.returncode == 0
     assert "1 of 1 chunks matched, 1 shown" in found.stdout
     assert "sources/note.md p.1" in found.stdout
+    wiki = llmwiki("search", "quokka island", "--scope", "wiki", "-w", str(root))
+    assert "wiki/summaries/note.md p.1" in wiki.stdout  # the generated summary is searchable
     nothing = llmwiki("search", "what did I say?", "-w", str(root))
     assert nothing.returncode == 0 and "no searchable terms" in nothing.stdout
     assert llmwiki("search", "--help").returncode == 0

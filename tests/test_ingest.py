@@ -40,7 +40,7 @@ def test_sample_workspace_ingests_every_format(tmp_path, count_tokens):
     report = ingest_paths(workspace, count_tokens=count_tokens, on_progress=lambda done, total, path: seen.append((done, total)))
     assert report.count("ingested") == 7 and not report.problems
     assert seen[-1] == (7, 7)
-    documents = workspace.store.documents()
+    documents = workspace.store.documents(kind="source")
     assert {document.status for document in documents} == {"ready"}
     assert {document.parser.split(" ")[0] for document in documents} == {"text", "markdown-it", "beautifulsoup+markdownify", "pypdf", "python-docx"}
     pdf = next(document for document in documents if document.path.endswith(".pdf"))
@@ -68,7 +68,7 @@ def test_a_changed_file_replaces_its_chunks(workspace, count_tokens):
     text = all_chunk_text(workspace, "sources/a.md")
     assert "pangolin" in text and "aardvark" not in text
     assert workspace.store.document_by_path("sources/a.md").version == 2
-    assert workspace.store.totals()["documents"] == 1
+    assert len(workspace.store.documents(kind="source")) == 1
 
 
 def test_a_scan_continues_past_bad_files_and_records_each_reason(workspace, binary_fixtures, count_tokens):
@@ -124,7 +124,7 @@ def test_paths_outside_the_workspace_are_refused_and_not_recorded(workspace, tmp
     report = ingest_paths(workspace, [outside, workspace.sources_dir / ".." / ".." / "outside.md", good], count_tokens=count_tokens)
     assert [outcome.action for outcome in report.outcomes] == ["refused", "refused", "ingested"]
     assert "--copy" in report.outcomes[0].reason
-    assert [document.path for document in workspace.store.documents()] == ["sources/good.md"]
+    assert [document.path for document in workspace.store.documents(kind="source")] == ["sources/good.md"]
 
 
 def test_copy_brings_an_outside_file_into_sources(workspace, tmp_path, count_tokens):
@@ -175,7 +175,7 @@ def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
     for stdout, stderr, returncode in results:
         assert returncode == 0, stderr
         assert "8 ingested" in stdout
-    documents = workspace.store.documents()
+    documents = workspace.store.documents(kind="source")
     assert len(documents) == 16
     assert {document.status for document in documents} == {"ready"}
     assert all(workspace.store.chunks(document.id) for document in documents)

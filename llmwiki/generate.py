@@ -1,0 +1,603 @@
+"""Wiki generation: each source becomes a summary page; its ideas merge into concept pages.
+
+Drafting (pure, per source):
+- extractive (the default backend): the summary is the source's most central
+  sentences in reading order (TF-IDF cosine centrality with a small lead
+  bias), each quoted verbatim with its chunk citation; concepts are the
+  capitalised phrases the source repeats, each with the sentences that
+  mention it. Every sentence written is a quote, so nothing is invented.
+- a generating backend: one call with ``prompts.SOURCE_PAGES`` returning JSON;
+  a reply that is not valid JSON, is empty, or cites a passage that was not
+  given is not used: the extractive draft is, and the log says why.
+
+Merging: a concept page holds one section per source, marked
+``<!-- source: PATH -->``. A source's draft replaces only its own section;
+other sources' sections and any text above the first section (hand-written
+notes) are kept. A source that no longer proposes a concept has its section
+removed, and a page left with no section is deleted; the log lists both.
+
+Writing: summary, concept pages, overview, index and log are written with
+``pages.write_files`` (temp + rename), then indexed in the store as wiki
+documents with their reference edges; if that fails the files are restored.
+Then one git commit in the workspace names the operation and the files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from llmwiki import history, prompts
+from llmwiki.backends import Backend, BackendError
+from llmwiki.chunking import sentence_spans
+from llmwiki.errors import LlmwikiError
+from llmwiki.pages import (
+    CITATION,
+    cited_chunk_ids,
+    citation_definitions,
+    read_page,
+    render_page,
+    restore,
+    slugify,
+    split_frontmatter,
+    strip_citation_definitions,
+    write_files,
+)
+from llmwiki.records import Chunk, Document
+from llmwiki.tracing import NULL_TRACER, Tracer
+
+SUMMARIES = "wiki/summaries"
+COLLECTION_PAGES = frozenset({"wiki/index.md", "wiki/overview.md", "wiki/log.md"})
+CONCEPTS = "wiki/concepts"
+_SECTION_MARK = re.compile(r"^<!-- source: (.+?) -->[ \t]*$", re.MULTILINE)
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_CAPITALISED = re.compile(r"\b(?:[A-Z][\w'’-]*[a-z][\w'’-]*)(?:\s+(?:(?:de|of|the|von|van|da|di|la|le|du)\s+)?[A-Z][\w'’-]*[a-z][\w'’-]*){0,3}")
+_NOT_CONCEPTS = frozenset(
+    "The This That These Those There Their They Its His Her Some Many Most Other Such When While After Before During "
+    "Since However Although Though In On At For From With Without By As An A It He She We You I Also Unlike Like "
+    "January February March April May June July August September October November December Monday Tuesday Wednesday "
+    "Thursday Friday Saturday Sunday See Image Related Wikipedia Accessed Retrieved External References Notes URL "
+    # nationality and language words name no page of their own
+    "English French Italian German Swedish Spanish Austrian American British European Latin Greek Russian Dutch "
+    "Chinese Japanese Australian Canadian Indian African Asian Roman Christian Catholic Protestant Serbian Croatian".split()
+)
+
+
+class GenerationError(LlmwikiError):
+    """A model reply could not be used for a page."""
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    chunk_id: int
+    position: int
+
+
+@dataclass(frozen=True)
+class ConceptDraft:
+    name: str
+    text: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SourceDraft:
+    description: str
+    summary: str
+    concepts: tuple[ConceptDraft, ...]
+    generated_by: str
+    fallback_reason: str | None = None
+
+
+@dataclass
+class GenerationReport:
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    commit: str | None = None
+    seconds_per_source: dict[str, float] = field(default_factory=dict)
+
+
+# -- extractive drafting (pure) ------------------------------------------------------
+
+
+def source_sentences(chunks: Sequence[Chunk]) -> list[Sentence]:
+    """Each sentence of a source once, in reading order, with the first chunk that holds it."""
+    seen: set[tuple[int, int]] = set()
+    sentences = []
+    for chunk in chunks:
+        for start, end in sentence_spans(chunk.text):
+            key = (chunk.page_number, chunk.start + start)
+            if key in seen:
+                continue
+            seen.add(key)
+            text = " ".join(chunk.text[start:end].split())
+            sentences.append(Sentence(text=text, chunk_id=chunk.id, position=len(sentences)))
+    return sentences
+
+
+def _is_prose(text: str) -> bool:
+    words = text.split()
+    if not 6 <= len(words) <= 60 or text[-1] not in ".!?\"'”’)":
+        return False
+    if text.startswith(("*", "-", "#", "|", "[", "!", ":")) or "http" in text or "URL accessed" in text or "Retrieved" in text:
+        return False
+    letters = sum(char.isalpha() for char in text)
+    return letters / max(len(text), 1) > 0.6
+
+
+def _terms(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def rank_sentences(sentences: Sequence[Sentence]) -> list[float]:
+    """Centrality of each sentence: mean TF-IDF cosine to the others, with a small lead bias."""
+    if not sentences:
+        return []
+    bags = [Counter(_terms(sentence.text)) for sentence in sentences]
+    vocabulary = {term: index for index, term in enumerate(sorted({term for bag in bags for term in bag}))}
+    if not vocabulary:
+        return [0.0] * len(sentences)
+    document_frequency = Counter(term for bag in bags for term in bag)
+    idf = np.array([math.log((1 + len(bags)) / (1 + document_frequency[term])) + 1 for term in vocabulary])
+    matrix = np.zeros((len(bags), len(vocabulary)))
+    for row, bag in enumerate(bags):
+        for term, count in bag.items():
+            matrix[row, vocabulary[term]] = (1 + math.log(count)) * idf[vocabulary[term]]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix = matrix / np.where(norms == 0, 1, norms)
+    similarity = matrix @ matrix.T
+    np.fill_diagonal(similarity, 0)
+    centrality = similarity.sum(axis=1) / max(len(sentences) - 1, 1)
+    lead = np.array([1.0 / math.sqrt(1 + sentence.position / 5) for sentence in sentences])
+    return list(centrality * (0.75 + 0.25 * lead))
+
+
+def _cite(sentence: Sentence) -> str:
+    return f"{sentence.text} [c{sentence.chunk_id}]"
+
+
+def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sentences: int = 8, max_concepts: int = 5) -> SourceDraft:
+    """A summary and concept sections made only of the source's own sentences."""
+    sentences = [sentence for sentence in source_sentences(chunks) if _is_prose(sentence.text)]
+    if not sentences:
+        sentences = source_sentences(chunks)[:summary_sentences]
+    scores = rank_sentences(sentences)
+    # The first prose sentence usually says what the document is; it always leads.
+    best = [0] + sorted(range(1, len(sentences)), key=lambda index: (-scores[index], index))[: summary_sentences - 1]
+    chosen = [sentences[index] for index in sorted(best)] if sentences else []
+    summary = " ".join(_cite(sentence) for sentence in chosen)
+    description = chosen[0].text if chosen else (document.title or document.path)
+    concepts = []
+    title_words = set(_terms(document.title or ""))
+    counts = Counter(match.group(0) for sentence in sentences for match in _CAPITALISED.finditer(sentence.text))
+    candidates = []
+    for phrase, count in counts.items():
+        words = phrase.split()
+        if count < 2 or words[0] in _NOT_CONCEPTS or len(phrase) < 4:
+            continue
+        if set(_terms(phrase)) <= title_words:  # the source's own subject is its summary
+            continue
+        candidates.append((count * (1 + 0.5 * (len(words) - 1)), phrase))
+    taken: list[str] = []
+    for _, phrase in sorted(candidates, key=lambda item: (-item[0], item[1])):
+        if any(phrase in other or other in phrase for other in taken):
+            continue
+        taken.append(phrase)
+        if len(taken) == max_concepts:
+            break
+    for phrase in taken:
+        mentions = [index for index, sentence in enumerate(sentences) if phrase in sentence.text]
+        top = sorted(sorted(mentions, key=lambda index: (-scores[index], index))[:3])
+        concepts.append(ConceptDraft(name=phrase, text=" ".join(_cite(sentences[index]) for index in top)))
+    return SourceDraft(description=description, summary=summary, concepts=tuple(concepts), generated_by="extractive")
+
+
+# -- drafting with a model -------------------------------------------------------------
+
+
+class _ConceptReply(BaseModel):
+    name: str
+    aliases: list[str] = []
+    text: str
+
+
+class _SourceReply(BaseModel):
+    description: str
+    summary: str
+    concepts: list[_ConceptReply] = []
+
+
+def _json_object(text: str) -> dict:
+    cleaned = text.strip()
+    fenced = re.match(r"^```(?:json)?\s*(.*?)\s*```$", cleaned, re.DOTALL)
+    if fenced:
+        cleaned = fenced.group(1)
+    try:
+        value = json.loads(cleaned)
+    except json.JSONDecodeError as err:
+        raise GenerationError(f"the reply is not valid JSON ({err.msg} at character {err.pos})") from err
+    if not isinstance(value, dict):
+        raise GenerationError("the reply is JSON but not an object")
+    return value
+
+
+def model_draft(document: Document, chunks: Sequence[Chunk], backend: Backend, *, max_concepts: int, tracer: Tracer = NULL_TRACER) -> SourceDraft:
+    """A draft written by a model; raises GenerationError when its reply cannot be used."""
+    passages = "\n\n".join(f"[c{chunk.id}] {' '.join(chunk.text.split())}" for chunk in chunks)
+    prompt = prompts.SOURCE_PAGES.format(title=document.title or document.path, path=document.path, passages=passages, max_concepts=max_concepts)
+    with tracer.span("generate.model_call", model=backend.model, source=document.path) as span:
+        completion = backend.complete([{"role": "system", "content": prompts.SYSTEM}, {"role": "user", "content": prompt}], json_mode=True)
+        span.set(prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
+                 prompt=tracer.payload(prompt), reply=tracer.payload(completion.text))
+    try:
+        reply = _SourceReply.model_validate(_json_object(completion.text))
+    except ValidationError as err:
+        raise GenerationError(f"the reply does not have the requested fields ({err.error_count()} problems: {err.errors()[0]['msg']})") from err
+    if not reply.summary.strip():
+        raise GenerationError("the reply has an empty summary")
+    given = {chunk.id for chunk in chunks}
+    texts = [reply.summary, *(concept.text for concept in reply.concepts)]
+    cited = {int(match.group(1)) for text in texts for match in CITATION.finditer(text)}
+    if not cited:
+        raise GenerationError("the reply cites no passage")
+    unknown = sorted(cited - given)
+    if unknown:
+        raise GenerationError(f"the reply cites passages that were not given: {', '.join(f'c{chunk_id}' for chunk_id in unknown[:5])}")
+    concepts = tuple(
+        ConceptDraft(name=concept.name.strip(), text=concept.text.strip(), aliases=tuple(alias.strip() for alias in concept.aliases if alias.strip()))
+        for concept in reply.concepts[:max_concepts]
+        if concept.name.strip() and concept.text.strip()
+    )
+    return SourceDraft(description=" ".join(reply.description.split())[:200], summary=reply.summary.strip(), concepts=concepts, generated_by=f"{backend.name}:{completion.model}")
+
+
+def draft_for(document: Document, chunks: Sequence[Chunk], backend: Backend, *, summary_sentences: int, max_concepts: int, tracer: Tracer = NULL_TRACER) -> SourceDraft:
+    """The model's draft when it is usable, else the extractive one with the reason."""
+    if not backend.generates:
+        return extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts)
+    try:
+        return model_draft(document, chunks, backend, max_concepts=max_concepts, tracer=tracer)
+    except (GenerationError, BackendError) as err:
+        draft = extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts)
+        return SourceDraft(draft.description, draft.summary, draft.concepts, draft.generated_by, fallback_reason=str(err))
+
+
+# -- page bodies -------------------------------------------------------------------
+
+
+def split_sections(body: str) -> tuple[str, dict[str, str]]:
+    """(text before the first source section, {source path: section text})."""
+    body = strip_citation_definitions(body)
+    marks = list(_SECTION_MARK.finditer(body))
+    if not marks:
+        return body.strip(), {}
+    preamble = body[: marks[0].start()].strip()
+    sections = {}
+    for index, mark in enumerate(marks):
+        end = marks[index + 1].start() if index + 1 < len(marks) else len(body)
+        sections[mark.group(1).strip()] = body[mark.end():end].strip()
+    return preamble, sections
+
+
+def join_sections(preamble: str, sections: dict[str, str]) -> str:
+    parts = [preamble.strip()] if preamble.strip() else []
+    for source_path in sorted(sections):
+        parts.append(f"<!-- source: {source_path} -->\n{sections[source_path].strip()}")
+    return "\n\n".join(parts)
+
+
+def _now() -> str:
+    return datetime.now().isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class _SourceInfo:
+    document: Document
+    summary_path: str
+    title: str
+
+
+def summary_path_for(document: Document, taken: dict[str, str]) -> str:
+    """wiki/summaries/<slug>.md for a source; the slug includes folders when stems collide."""
+    slug = slugify(Path(document.path).stem)
+    owner = taken.get(slug)
+    if owner is not None and owner != document.path:
+        slug = slugify(str(Path(document.path).with_suffix("")).removeprefix("sources/"))
+    return f"{SUMMARIES}/{slug}.md"
+
+
+def _existing_summaries(root: Path) -> dict[str, str]:
+    """slug -> source path, for summary pages on disk."""
+    owners = {}
+    for path in sorted((root / SUMMARIES).glob("*.md")):
+        meta, _ = split_frontmatter(path.read_text(encoding="utf-8"))
+        sources = meta.get("sources") or []
+        if sources and isinstance(sources[0], dict) and "path" in sources[0]:
+            owners[path.stem] = sources[0]["path"]
+    return owners
+
+
+# -- aliases -------------------------------------------------------------------------
+
+
+def _load_aliases(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    if not path.exists():
+        return {}, {}
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return dict(data.get("aliases", {})), dict(data.get("rejected", {}))
+
+
+def _write_aliases(path: Path, aliases: dict[str, str], rejected: dict[str, str]) -> None:
+    def quoted(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)
+
+    lines = ["# Generated by llmwiki: alias -> concept page slug. Hand-written [wiki.aliases] in wiki_config.toml win.", "[aliases]"]
+    lines += [f"{quoted(alias)} = {quoted(slug)}" for alias, slug in sorted(aliases.items())]
+    lines += ["", "# Proposed aliases that were refused; they are never proposed again.", "[rejected]"]
+    lines += [f"{quoted(alias)} = {quoted(reason)}" for alias, reason in sorted(rejected.items())]
+    temporary = path.with_suffix(".tmp")
+    temporary.parent.mkdir(parents=True, exist_ok=True)
+    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+def validate_aliases(proposed: dict[str, list[str]], *, pages: dict[str, str], existing: dict[str, str], rejected: dict[str, str], hand_written: dict[str, str]) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """Accept or refuse proposed aliases (slug -> aliases); returns (aliases, rejected, notes).
+
+    pages maps every page slug to its title. An alias is refused when it names
+    another page, belongs to another concept, or was refused before; a
+    hand-written alias always wins.
+    """
+    aliases, rejected, notes = dict(existing), dict(rejected), []
+    names = {slug.lower(): slug for slug in pages} | {title.lower(): slug for slug, title in pages.items()}
+    hand = {alias.lower() for alias in hand_written}
+    for slug, candidates in proposed.items():
+        for alias in candidates:
+            key = alias.strip()
+            if not key or key.lower() == pages.get(slug, "").lower() or key in aliases and aliases[key] == slug:
+                continue
+            reason = None
+            if key in rejected:
+                continue
+            if key.lower() in hand:
+                reason = "a hand-written alias in wiki_config.toml uses this name"
+            elif key.lower() in names and names[key.lower()] != slug:
+                reason = f"collides with page {names[key.lower()]}"
+            elif key in aliases and aliases[key] != slug:
+                reason = f"already an alias of {aliases[key]}"
+            if reason:
+                rejected[key] = reason
+                notes.append(f"alias {key!r} for {slug} refused: {reason}")
+            else:
+                aliases[key] = slug
+    return aliases, rejected, notes
+
+
+# -- the write path ------------------------------------------------------------------
+
+
+def regenerate_sources(workspace, documents: Sequence[Document], *, backend: Backend, tracer: Tracer = NULL_TRACER, operation: str = "ingest") -> GenerationReport:
+    """Write or update the pages of these sources, then overview, index, log; one commit.
+
+    Holds the workspace's write lock throughout, so two processes never merge
+    into the same concept page from stale copies.
+    """
+    with workspace.write_lock():
+        return _regenerate_sources(workspace, documents, backend=backend, tracer=tracer, operation=operation)
+
+
+def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Backend, tracer: Tracer, operation: str) -> GenerationReport:
+    import time
+
+    report = GenerationReport()
+    root = workspace.root
+    store = workspace.store
+    settings = workspace.config.wiki
+    texts: dict[str, str | None] = {}
+    owners = _existing_summaries(root)
+    concept_pages: dict[str, tuple[dict, str]] = {}  # slug -> (meta, body) as being edited
+    for path in sorted((root / CONCEPTS).glob("*.md")):
+        meta, body = split_frontmatter(path.read_text(encoding="utf-8"))
+        concept_pages[path.stem] = (meta, body)
+    touched_concepts: set[str] = set()
+    proposed_aliases: dict[str, list[str]] = {}
+    source_infos: list[_SourceInfo] = []
+    for document in documents:
+        started = time.perf_counter()
+        with tracer.span("generate.source", source=document.path, backend=backend.name), store.session():
+            chunks = store.chunks(document.id)
+            if not chunks:
+                report.notes.append(f"{document.path}: no chunks, no pages written")
+                continue
+            draft = draft_for(document, chunks, backend, summary_sentences=settings.summary_sentences, max_concepts=settings.concepts_per_source, tracer=tracer)
+            if draft.fallback_reason:
+                report.notes.append(f"{document.path}: model reply not used ({draft.fallback_reason}); wrote the extractive pages instead")
+            summary_path = summary_path_for(document, owners)
+            owners[Path(summary_path).stem] = document.path
+            title = document.title or Path(document.path).stem
+            source_infos.append(_SourceInfo(document, summary_path, title))
+            source_entry = {"path": document.path, "hash": document.content_hash}
+            concept_slugs = []
+            for concept in draft.concepts:
+                slug = slugify(concept.name)
+                if slug == Path(summary_path).stem and f"{CONCEPTS}/{slug}.md" not in texts:
+                    slug = f"{slug}-concept"
+                concept_slugs.append((slug, concept))
+            # Remove this source's sections from concepts it no longer proposes.
+            kept = {slug for slug, _ in concept_slugs}
+            for slug, (meta, body) in list(concept_pages.items()):
+                preamble, sections = split_sections(body)
+                if document.path in sections and slug not in kept:
+                    del sections[document.path]
+                    meta = dict(meta, sources=[entry for entry in meta.get("sources", []) if entry.get("path") != document.path], updated=_now())
+                    concept_pages[slug] = (meta, join_sections(preamble, sections))
+                    touched_concepts.add(slug)
+                    report.notes.append(f"{CONCEPTS}/{slug}.md: removed the section from {document.path} (no longer proposed)")
+            for slug, concept in concept_slugs:
+                meta, body = concept_pages.get(slug, ({}, ""))
+                preamble, sections = split_sections(body)
+                if not meta:
+                    preamble = f"# {concept.name}"
+                    meta = {"title": concept.name, "type": "concept", "aliases": [], "sources": [], "generated_by": draft.generated_by, "created": _now()}
+                elif document.path in sections and sections[document.path] != "":
+                    report.notes.append(f"{CONCEPTS}/{slug}.md: replaced the section from {document.path}")
+                summary_link = f"../summaries/{Path(summary_path).name}"
+                sections[document.path] = f"## From [{title}]({summary_link})\n\n{concept.text}"
+                sources = [entry for entry in meta.get("sources", []) if entry.get("path") != document.path] + [source_entry]
+                meta = dict(meta, sources=sorted(sources, key=lambda entry: entry["path"]), generated_by=draft.generated_by, updated=_now())
+                concept_pages[slug] = (meta, join_sections(preamble, sections))
+                touched_concepts.add(slug)
+                if concept.aliases:
+                    proposed_aliases.setdefault(slug, []).extend(concept.aliases)
+            links = "\n".join(f"- [{concept.name}](../concepts/{slug}.md)" for slug, concept in concept_slugs)
+            summary_body = f"# {title}\n\n{draft.summary}"
+            if links:
+                summary_body += f"\n\n## Concepts\n\n{links}"
+            old_meta = {}
+            if (root / summary_path).exists():
+                old_meta, _ = split_frontmatter((root / summary_path).read_text(encoding="utf-8"))
+            summary_meta = {
+                "title": title,
+                "type": "summary",
+                "description": draft.description,
+                "sources": [source_entry],
+                "generated_by": draft.generated_by,
+                "created": old_meta.get("created", _now()),
+                "updated": _now(),
+            }
+            texts[summary_path] = _with_citations(store, summary_meta, summary_body, summary_path)
+        report.seconds_per_source[document.path] = time.perf_counter() - started
+
+    for slug in sorted(touched_concepts):
+        meta, body = concept_pages[slug]
+        relative = f"{CONCEPTS}/{slug}.md"
+        _, sections = split_sections(body)
+        if not sections:
+            texts[relative] = None
+            report.deleted.append(relative)
+            report.notes.append(f"{relative}: deleted (no source left)")
+            continue
+        texts[relative] = _with_citations(store, meta, body, relative)
+
+    aliases_path = workspace.state_dir / "aliases.generated.toml"
+    existing_aliases, rejected = _load_aliases(aliases_path)
+    page_titles = {slug: str(meta.get("title", slug)) for slug, (meta, _) in concept_pages.items()}
+    page_titles.update({Path(path).stem: split_frontmatter(text)[0].get("title", Path(path).stem) for path, text in texts.items() if text and path.startswith(SUMMARIES)})
+    aliases, rejected, alias_notes = validate_aliases(proposed_aliases, pages=page_titles, existing=existing_aliases, rejected=rejected, hand_written=settings.aliases)
+    report.notes.extend(alias_notes)
+    for slug in touched_concepts:
+        relative = f"{CONCEPTS}/{slug}.md"
+        if texts.get(relative):
+            meta, body = split_frontmatter(texts[relative])
+            meta["aliases"] = sorted(alias for alias, target in aliases.items() if target == slug)
+            texts[relative] = render_page(meta, body)
+
+    texts.update(_collection_pages(root, texts))
+    changed_sources = ", ".join(info.document.path for info in source_infos) or "nothing"
+    entry = [f"## {_now()} {operation}: {changed_sources}", ""]
+    entry += [f"- wrote {path}" for path, text in sorted(texts.items()) if text is not None and not path.endswith(("index.md", "overview.md"))]
+    entry += [f"- deleted {path}" for path in report.deleted]
+    entry += [f"- note: {note}" for note in report.notes]
+    log_path = root / "wiki/log.md"
+    log_text = log_path.read_text(encoding="utf-8") if log_path.exists() else "# Log\n"
+    texts["wiki/log.md"] = log_text.rstrip() + "\n\n" + "\n".join(entry) + "\n"
+
+    with tracer.span("generate.write", files=len(texts)), store.session():
+        backups = write_files(root, texts)
+        try:
+            _index_pages(workspace, texts, source_infos)
+        except BaseException:
+            restore(root, backups)
+            _index_pages(workspace, {path: (None if data is None else "") for path, data in backups.items()}, [])
+            raise
+    _write_aliases(aliases_path, aliases, rejected)
+    report.written = sorted(path for path, text in texts.items() if text is not None)
+    files = sorted(texts)
+    report.commit = history.commit(root, f"{operation}: {changed_sources}\n\n" + "\n".join(files), [*files, *(info.document.path for info in source_infos)])
+    return report
+
+
+def _with_citations(store, meta: dict, body: str, relative: str) -> str:
+    """Render a page with definitions for every chunk its body cites."""
+    body = strip_citation_definitions(body)
+    citations = store.citation_targets(cited_chunk_ids(body))
+    definitions = citation_definitions(citations, page_path=relative)
+    return render_page(meta, body + ("\n\n" + definitions if definitions else ""))
+
+
+def _collection_pages(root: Path, texts: dict[str, str | None]) -> dict[str, str]:
+    """index.md and overview.md, from every page as it will be after this write."""
+    pages: dict[str, dict] = {}
+    for folder in (SUMMARIES, CONCEPTS):
+        for path in sorted((root / folder).glob("*.md")):
+            relative = f"{folder}/{path.name}"
+            if relative in texts:
+                continue
+            pages[relative] = split_frontmatter(path.read_text(encoding="utf-8"))[0]
+    for relative, text in texts.items():
+        if text is not None and relative.startswith((SUMMARIES, CONCEPTS)):
+            pages[relative] = split_frontmatter(text)[0]
+    summaries = {path: meta for path, meta in sorted(pages.items()) if path.startswith(SUMMARIES)}
+    concepts = {path: meta for path, meta in sorted(pages.items()) if path.startswith(CONCEPTS)}
+
+    def describe(meta: dict) -> str:
+        text = CITATION.sub("", str(meta.get("description", ""))).strip()
+        return text if len(text) <= 140 else text[:139].rstrip() + "…"
+
+    index = ["# Index", "", f"{len(summaries)} source summaries and {len(concepts)} concept pages. Maintained by llmwiki; edits here are overwritten.", "", "## Sources", ""]
+    index += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) — {describe(meta)}" for path, meta in summaries.items()]
+    index += ["", "## Concepts", ""]
+    index += [
+        f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) — from {len(meta.get('sources', []))} source(s)"
+        + (f"; also: {', '.join(meta['aliases'])}" if meta.get("aliases") else "")
+        for path, meta in concepts.items()
+    ]
+    shared = sorted(concepts.items(), key=lambda item: (-len(item[1].get("sources", [])), item[0]))[:15]
+    overview = ["# Overview", "", f"This wiki is built from {len(summaries)} sources and has {len(concepts)} concept pages.", "", "## Sources", ""]
+    overview += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}): {describe(meta)}" for path, meta in summaries.items()]
+    overview += ["", "## Main concepts", ""]
+    overview += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) ({len(meta.get('sources', []))} sources)" for path, meta in shared]
+    return {"wiki/index.md": "\n".join(index) + "\n", "wiki/overview.md": "\n".join(overview) + "\n"}
+
+
+def _index_pages(workspace, texts: dict[str, str | None], source_infos: Sequence[_SourceInfo]) -> None:
+    """Bring the store in line with the written pages: chunks, references, derivation."""
+    from llmwiki.ingest import ingest_file
+
+    store = workspace.store
+    for relative, text in sorted(texts.items()):
+        if relative in COLLECTION_PAGES:
+            continue  # read whole by the chat selector, not searched chunk by chunk
+        if text is None or not (workspace.root / relative).exists():
+            store.remove_document(relative)
+            continue
+        outcome = ingest_file(workspace, workspace.root / relative)
+        if outcome.action == "failed":
+            raise GenerationError(f"{relative}: the written page could not be indexed ({outcome.reason})")
+    by_path = {document.path: document for document in store.documents()}
+    for relative, text in texts.items():
+        if text is None or relative not in by_path:
+            continue
+        meta, body = split_frontmatter(text)
+        cites = [by_path[entry["path"]].id for entry in meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") in by_path]
+        linked = re.findall(r"\]\((?:\.\./)?(concepts/[^)]+\.md|summaries/[^)]+\.md)\)", body)
+        links_to = [by_path[f"wiki/{target}"].id for target in linked if f"wiki/{target}" in by_path]
+        derived_from = cites[0] if relative.startswith(SUMMARIES) and cites else None
+        store.set_page_references(by_path[relative].id, cites=cites, links_to=links_to, derived_from=derived_from)
+
+
+def read_concept(root: Path, slug: str):
+    """A concept page by slug (for notebooks and tests)."""
+    return read_page(root, f"{CONCEPTS}/{slug}.md")

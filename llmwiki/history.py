@@ -1,0 +1,75 @@
+"""The workspace's history: every write is a git commit in the workspace.
+
+A workspace made by ``llmwiki init`` is its own git repository; one without
+a ``.git`` folder (the sample inside this project's repository, say) is
+written without commits. Git is called as a subprocess with a fixed author,
+so commits work on machines with no git identity configured.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from llmwiki.errors import LlmwikiError
+
+_IDENTITY = ["-c", "user.name=llmwiki", "-c", "user.email=llmwiki@localhost", "-c", "commit.gpgsign=false"]
+_IGNORED = ".llmwiki/\n"
+
+
+class HistoryError(LlmwikiError):
+    """A git command in the workspace failed."""
+
+
+def _git(root: Path, *args: str) -> str:
+    result = subprocess.run(["git", *_IDENTITY, *args], cwd=root, capture_output=True, text=True)
+    if result.returncode != 0:
+        msg = f"{root}: git {' '.join(args[:2])} failed: {result.stderr.strip() or result.stdout.strip()}. Check the workspace's git repository (git status)."
+        raise HistoryError(msg)
+    return result.stdout
+
+
+def is_repository(root: Path) -> bool:
+    """Whether the workspace keeps history (has its own .git)."""
+    return (root / ".git").exists()
+
+
+def init_repository(root: Path) -> bool:
+    """Make the workspace a git repository with a first commit; False when git is missing."""
+    if is_repository(root):
+        return True
+    if shutil.which("git") is None:
+        return False
+    _git(root, "init", "--quiet")
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(_IGNORED, encoding="utf-8")
+    _git(root, "add", "--all")
+    _git(root, "commit", "--quiet", "--allow-empty", "-m", "init: llmwiki workspace")
+    return True
+
+
+def commit(root: Path, message: str, paths: Iterable[str]) -> str | None:
+    """Commit the given paths (added, changed or deleted); returns the commit id, or None."""
+    if not is_repository(root):
+        return None
+    paths = sorted(set(paths))
+    if not paths:
+        return None
+    _git(root, "add", "--all", "--", *paths)
+    if not _git(root, "status", "--porcelain", "--", *paths).strip():
+        return None
+    _git(root, "commit", "--quiet", "-m", message, "--", *paths)
+    return _git(root, "rev-parse", "HEAD").strip()
+
+
+def log(root: Path, *, path: str | None = None, limit: int = 50) -> list[tuple[str, str, str]]:
+    """(commit id, ISO date, subject) of recent commits, newest first."""
+    if not is_repository(root):
+        return []
+    arguments = ["log", f"-{limit}", "--format=%H%x09%aI%x09%s"]
+    if path:
+        arguments += ["--", path]
+    return [tuple(line.split("\t", 2)) for line in _git(root, *arguments).splitlines() if line]
