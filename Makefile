@@ -15,9 +15,19 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The main job, end to end on a fresh copy of the sample workspace (build/demo):
+# a git-tracked workspace, ingest + wiki generation, status, a search, the trace.
+DEMO := build/demo
 demo: $(STAMP)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki ingest --workspace workspace
-	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki status --workspace workspace
+	rm -rf $(DEMO) && mkdir -p build && cp -r workspace $(DEMO) && rm -rf $(DEMO)/.llmwiki $(DEMO)/wiki
+	sed -i 's|folder = "../datasets"|folder = "../../datasets"|' $(DEMO)/wiki_config.toml
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki init $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki ingest --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki status --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki search "who discovered radioactivity" --limit 3 --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki datasets scientists --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki trace --workspace $(DEMO)
+	@echo "Wiki written to $(DEMO)/wiki (see $(DEMO)/wiki/index.md); history: git -C $(DEMO) log"
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest

@@ -43,9 +43,10 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("path", type=click.Path(file_okay=False))
-def init(path: str) -> None:
+@click.option("--no-git", is_flag=True, help="Do not make the workspace a git repository (no history of writes).")
+def init(path: str, no_git: bool) -> None:
     """Create a workspace at PATH (existing files are kept)."""
-    workspace = Workspace.init(path)
+    workspace = Workspace.init(path, git=not no_git)
     with workspace.store.connect():
         pass
     console.print(f"Workspace ready at {workspace.root}")
@@ -56,8 +57,9 @@ def init(path: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @workspace_option
 @click.option("--copy", is_flag=True, help="Copy files from outside the workspace into sources/ first.")
-def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool) -> None:
-    """Ingest files or folders (default: the workspace's sources/)."""
+@click.option("--no-wiki", is_flag=True, help="Only extract, chunk and index; write no wiki pages.")
+def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wiki: bool) -> None:
+    """Ingest files or folders (default: the workspace's sources/), then write their wiki pages."""
     from llmwiki.ingest import ingest_paths
 
     workspace = _workspace(workspace_path)
@@ -75,17 +77,70 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool) -> No
         def on_progress(done: int, total: int, path: str) -> None:
             progress.update(task, completed=done, total=total, description=Path(path).name)
 
-        report = ingest_paths(workspace, list(paths) or None, copy=copy, on_progress=on_progress)
+        report = ingest_paths(workspace, list(paths) or None, copy=copy, on_progress=on_progress, generate=not no_wiki)
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
             console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
     for outcome in report.problems:
         errors.print(f"  [red]{outcome.action:<9}[/red] {outcome.reason}", highlight=False)
     console.print(report.summary())
+    if report.generation is not None:
+        _print_generation(report.generation)
     totals = workspace.store.totals()
     console.print(f"Store: {totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks, {totals['tokens']} tokens")
     if report.problems:
         sys.exit(2)
+
+
+def _print_generation(generation) -> None:
+    pages = [path for path in generation.written if path.startswith(("wiki/summaries/", "wiki/concepts/"))]
+    console.print(f"Wiki: {len(pages)} pages written, {len(generation.deleted)} deleted; index, overview and log updated"
+                  + (f"; commit {generation.commit[:10]}" if generation.commit else ""))
+    for note in generation.notes:
+        console.print(f"  note: {note}", highlight=False, markup=False)
+
+
+@cli.command()
+@click.argument("names", nargs=-1)
+@workspace_option
+@click.option("--all", "everything", is_flag=True, help="Regenerate the pages of every ready source.")
+def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: bool) -> None:
+    """Rewrite the wiki pages of sources (named directly or by one of their pages)."""
+    from llmwiki.generate import regenerate_sources, sources_for
+
+    workspace = _workspace(workspace_path)
+    if everything:
+        documents = [document for document in workspace.store.documents(kind="source") if document.status == "ready"]
+    elif names:
+        documents = sources_for(workspace, names)
+    else:
+        raise click.UsageError("name a source or page, or pass --all")
+    generation = regenerate_sources(workspace, documents, backend=workspace.backend(), tracer=workspace.tracer(), operation="regenerate")
+    _print_generation(generation)
+
+
+@cli.command()
+@workspace_option
+def trace(workspace_path: str | None) -> None:
+    """Show the spans of the last traced run (.llmwiki/traces/spans.jsonl)."""
+    from llmwiki.tracing import last_run
+
+    workspace = _workspace(workspace_path)
+    spans = last_run(workspace.state_dir / "traces")
+    if not spans:
+        console.print("No traces yet. Ingest or regenerate something first.")
+        return
+    depth = {}
+    table = Table(title=f"Run {spans[0]['run_id']} ({spans[0]['started_at']})")
+    for column in ("operation", "ms", "model", "tokens in/out", "details"):
+        table.add_column(column)
+    skip = {"run_id", "span_id", "parent_id", "operation", "started_at", "duration_ms", "model", "prompt_tokens", "completion_tokens"}
+    for span in spans:
+        depth[span["span_id"]] = depth.get(span.get("parent_id"), -1) + 1
+        tokens = f"{span.get('prompt_tokens', '')}/{span.get('completion_tokens', '')}" if "prompt_tokens" in span else ""
+        details = ", ".join(f"{key}={value}" for key, value in span.items() if key not in skip)
+        table.add_row("  " * depth[span["span_id"]] + span["operation"], f"{span['duration_ms']:.1f}", str(span.get("model", "")), tokens, details[:120])
+    console.print(table)
 
 
 @cli.command()

@@ -83,7 +83,7 @@ class DatasetError(LlmwikiError):
 
 def parse_number(cell: str) -> float | None:
     """A cell's number: thousands separators, percentages, (negatives), currency; None when empty."""
-    text = cell.strip().replace("\u2212", "-").replace("\u00a0", "").replace(" ", "")
+    text = cell.strip().strip("*_`").replace("\u2212", "-").replace("\u00a0", "").replace(" ", "")
     if text.lower() in _NULL_CELLS:
         return None
     negative = text.startswith("(") and text.endswith(")")
@@ -137,40 +137,32 @@ def _read_table(body: str, path: Path, line_offset: int) -> _Table:
         return bisect.bisect_right(line_starts, offset) + line_offset
 
     table_starts: list[int] = []
-    rows: list[tuple[int, list[str]]] = []
-    row: list[str] | None = None
-    cell: list[str] | None = None
+    rows: list[tuple[int, None]] = []  # byte offset where each row of the first table starts
     for event, span in pyromark.events_with_range(body, options=pyromark.Options.ENABLE_TABLES):
         if "Start" in event:
             kind = event["Start"]
             if kind in ("TableHead", "TableRow"):
-                row = []
                 if len(table_starts) == 1:
-                    rows.append((span["start"], row))
-            elif kind == "TableCell":
-                cell = []
+                    rows.append((span["start"], None))
             elif isinstance(kind, dict) and "Table" in kind:
                 table_starts.append(span["start"])
-        elif "End" in event:
-            if event["End"] == "TableCell" and row is not None and cell is not None:
-                row.append("".join(cell).strip())
-                cell = None
-        elif cell is not None:
-            for kind in ("Text", "Code", "InlineHtml", "Html"):
-                if kind in event:
-                    cell.append(event[kind])
     if not table_starts:
         raise DatasetError(path, "has no Markdown table", "Add one table with a header row and a |---| separator row")
     if len(table_starts) > 1:
         lines = ", ".join(str(line_of(start)) for start in table_starts)
         raise DatasetError(path, f"has {len(table_starts)} tables (at lines {lines})", "Keep exactly one table per dataset file; move the others to their own category files")
-    header = rows[0][1]
-    body_rows = []
-    for start, cells in rows[1:]:
-        line = line_of(start)
-        # The table rule pads or drops the cells of a ragged row silently, so the raw line is counted.
+    def raw_cells(start: int) -> list[str]:
         end = encoded.find(b"\n", start)
-        raw = _split_row(encoded[start:end if end >= 0 else len(encoded)].decode("utf-8"))
+        return [cell.strip().replace("\\|", "|") for cell in _split_row(encoded[start:end if end >= 0 else len(encoded)].decode("utf-8"))]
+
+    # Cells are taken as written between unescaped pipes (data, not formatting:
+    # "_0_" stays "_0_"), on the rows the parser found; a row whose cell count
+    # differs from the header's is an error, as the table rule would pad or drop it.
+    header = raw_cells(rows[0][0])
+    body_rows = []
+    for start, _ in rows[1:]:
+        line = line_of(start)
+        raw = raw_cells(start)
         if len(raw) != len(header):
             raise DatasetError(
                 path,
@@ -178,7 +170,7 @@ def _read_table(body: str, path: Path, line_offset: int) -> _Table:
                 "Give every row one cell per column (leave a cell empty for a missing value; escape a literal pipe as \\|)",
                 line=line,
             )
-        body_rows.append((line, cells))
+        body_rows.append((line, raw))
     return _Table(header=header, rows=body_rows)
 
 

@@ -181,7 +181,14 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     description = chosen[0].text if chosen else (document.title or document.path)
     concepts = []
     title_words = set(_terms(document.title or ""))
-    counts = Counter(match.group(0) for sentence in sentences for match in _CAPITALISED.finditer(sentence.text))
+    counts: Counter[str] = Counter()
+    for sentence in sentences:
+        for match in _CAPITALISED.finditer(sentence.text):
+            words = match.group(0).split()
+            while words and words[0] in _NOT_CONCEPTS:  # "The Kelp Forest" is the Kelp Forest
+                words = words[1:]
+            if words:
+                counts[" ".join(words)] += 1
     candidates = []
     for phrase, count in counts.items():
         words = phrase.split()
@@ -394,7 +401,7 @@ def regenerate_sources(workspace, documents: Sequence[Document], *, backend: Bac
     Holds the workspace's write lock throughout, so two processes never merge
     into the same concept page from stale copies.
     """
-    with workspace.write_lock():
+    with tracer.span("generate", kind=operation, sources=len(documents), backend=backend.name), workspace.write_lock():
         return _regenerate_sources(workspace, documents, backend=backend, tracer=tracer, operation=operation)
 
 
@@ -601,3 +608,22 @@ def _index_pages(workspace, texts: dict[str, str | None], source_infos: Sequence
 def read_concept(root: Path, slug: str):
     """A concept page by slug (for notebooks and tests)."""
     return read_page(root, f"{CONCEPTS}/{slug}.md")
+
+
+def sources_for(workspace, names: Sequence[str]) -> list[Document]:
+    """Source documents named directly, or through a summary or concept page that cites them."""
+    store = workspace.store
+    found: dict[str, Document] = {}
+    for name in names:
+        relative = workspace.relative(workspace.root / name if not Path(name).is_absolute() else name)
+        document = store.document_by_path(relative)
+        if document is not None and document.kind == "source":
+            found[document.path] = document
+            continue
+        page = read_page(workspace.root, relative)
+        cited = [entry.get("path") for entry in page.meta.get("sources", []) if isinstance(entry, dict)]
+        documents = [store.document_by_path(path) for path in cited]
+        if not any(documents):
+            raise GenerationError(f"{relative}: names no source of this workspace. Give a source path (sources/...) or a generated page.")
+        found.update({document.path: document for document in documents if document is not None})
+    return list(found.values())

@@ -194,6 +194,14 @@ def ingest_paths(
     With generate (the default), every source that was ingested or updated
     then gets its wiki pages, after its chunks are committed.
     """
+    tracer = workspace.tracer()
+    with tracer.span("ingest") as span:
+        report = _ingest_paths(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, generate=generate, backend=backend, tracer=tracer)
+        span.set(files=len(report.outcomes), chunks=report.chunk_count, **{action: report.count(action) for action in ("ingested", "updated", "unchanged", "failed", "refused")})
+    return report
+
+
+def _ingest_paths(workspace, paths, *, copy, count_tokens, on_progress, generate, backend, tracer) -> IngestReport:
     started = time.perf_counter()
     requested = [workspace.sources_dir] if paths is None else list(paths)
     files = discover(workspace, requested)
@@ -207,7 +215,10 @@ def ingest_paths(
                 continue
         if on_progress is not None:
             on_progress(done, len(files), str(path))
-        outcomes.append(ingest_file(workspace, path, count_tokens=count_tokens))
+        with tracer.span("ingest.file", path=str(path)) as file_span:
+            outcome = ingest_file(workspace, path, count_tokens=count_tokens)
+            file_span.set(action=outcome.action, chunks=outcome.chunk_count)
+        outcomes.append(outcome)
     if on_progress is not None:
         on_progress(len(files), len(files), "")
     generation = None
@@ -218,7 +229,7 @@ def ingest_paths(
         documents = [workspace.store.document_by_path(path) for path in changed]
         if on_progress is not None:
             on_progress(len(files), len(files), "writing wiki pages")
-        generation = regenerate_sources(workspace, documents, backend=backend or workspace.backend(), tracer=workspace.tracer())
+        generation = regenerate_sources(workspace, documents, backend=backend or workspace.backend(), tracer=tracer)
     if workspace.config.retrieval.hybrid:
         from llmwiki.embeddings import default_embedder, embed_missing
 

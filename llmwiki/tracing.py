@@ -115,7 +115,18 @@ def last_run(folder: Path) -> list[dict]:
         return []
     run_id = spans[-1]["run_id"]
     run = [span for span in spans if span["run_id"] == run_id]
-    return sorted(run, key=lambda span: span["started_at"])
+    children: dict[str | None, list[dict]] = {}
+    for span in run:
+        children.setdefault(span.get("parent_id"), []).append(span)
+    ordered: list[dict] = []
+
+    def visit(parent_id: str | None) -> None:
+        for span in sorted(children.get(parent_id, []), key=lambda item: item["started_at"]):
+            ordered.append(span)
+            visit(span["span_id"])
+
+    visit(None)
+    return ordered
 
 
 NULL_TRACER = Tracer(None)

@@ -57,7 +57,7 @@ def write(folder, name, text):
 @pytest.mark.parametrize(
     ("cell", "expected"),
     [("1,234", 1234.0), ("1,234,567.25", 1234567.25), ("12.5%", 12.5), ("(1,200)", -1200.0), ("-3", -3.0), ("\u22124.5", -4.5),
-     ("$1,200", 1200.0), ("€ 3", 3.0), ("1e3", 1000.0), (".5", 0.5), ("", None), ("  ", None), ("-", None), ("n/a", None)],
+     ("$1,200", 1200.0), ("€ 3", 3.0), ("1e3", 1000.0), (".5", 0.5), ("**1,234**", 1234.0), ("", None), ("  ", None), ("-", None), ("n/a", None)],
 )
 def test_number_forms(cell, expected):
     assert parse_number(cell) == expected

@@ -1,0 +1,252 @@
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from llmwiki.backends import BackendError, Completion
+from llmwiki.generate import CONCEPTS, split_sections, validate_aliases
+from llmwiki.ingest import ingest_paths
+from llmwiki.pages import CITATION, read_page, split_frontmatter
+from llmwiki.tracing import read_spans
+from llmwiki.workspace import Workspace
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sample") / "ws"
+    shutil.copytree(REPO / "workspace", root, ignore=shutil.ignore_patterns(".llmwiki", "wiki"))
+    workspace = Workspace.init(root)
+    report = ingest_paths(workspace)
+    assert not report.problems
+    return workspace, report
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def quoted_sentences(body: str) -> list[tuple[str, list[int]]]:
+    """(sentence, cited chunk ids) for every cited sentence of a page body."""
+    prose = "\n".join(line for line in body.splitlines() if not line.startswith(("#", "[c", "<!--", "- [")))
+    results = []
+    for match in re.finditer(r"(.+?)((?:\s\[c\d+\])+)", prose, flags=re.DOTALL):
+        sentence = normalise(match.group(1))
+        results.append((sentence, [int(chunk) for chunk in re.findall(r"\d+", match.group(2))]))
+    return results
+
+
+def test_sample_ingest_writes_every_kind_of_page(sample):
+    workspace, report = sample
+    root = workspace.root
+    summaries = sorted(path.name for path in (root / "wiki/summaries").glob("*.md"))
+    assert len(summaries) == 7
+    assert len(list((root / CONCEPTS).glob("*.md"))) >= 5
+    index = (root / "wiki/index.md").read_text(encoding="utf-8")
+    for name in summaries:
+        assert f"(summaries/{name})" in index
+    assert "7 sources" in (root / "wiki/overview.md").read_text(encoding="utf-8")
+    log = (root / "wiki/log.md").read_text(encoding="utf-8")
+    assert "ingest: sources/alessandro-volta.html" in log and "wrote wiki/summaries/otter.md" in log
+    meta = read_page(root, "wiki/summaries/henri-becquerel.md").meta
+    assert meta["sources"][0]["path"] == "sources/henri-becquerel.html"
+    assert meta["sources"][0]["hash"].startswith("sha256:") and meta["generated_by"] == "extractive"
+    assert {"created", "updated", "title", "description"} <= set(meta)
+
+
+def test_every_extractive_sentence_is_a_verbatim_quote_of_its_cited_chunk(sample):
+    workspace, _ = sample
+    store = workspace.store
+    checked = 0
+    for path in sorted((workspace.root / "wiki").rglob("*.md")):
+        relative = path.relative_to(workspace.root).as_posix()
+        if relative in ("wiki/index.md", "wiki/overview.md", "wiki/log.md"):
+            continue
+        _, body = split_frontmatter(path.read_text(encoding="utf-8"))
+        sentences = quoted_sentences(body)
+        assert sentences, relative
+        for sentence, chunk_ids in sentences:
+            texts = store.chunk_texts(chunk_ids)
+            assert texts, (relative, chunk_ids)
+            assert any(sentence in normalise(text) for text in texts.values()), (relative, sentence)
+            checked += 1
+    assert checked > 50
+
+
+def test_citations_resolve_to_source_files(sample):
+    workspace, _ = sample
+    page = (workspace.root / "wiki/summaries/alessandro-volta.md").read_text(encoding="utf-8")
+    definitions = re.findall(r'^\[c(\d+)\]: (\S+) "(.+)"$', page, flags=re.MULTILINE)
+    assert definitions
+    for chunk_id, target, where in definitions:
+        assert (workspace.root / "wiki/summaries" / target).resolve() == (workspace.root / "sources/alessandro-volta.html").resolve()
+        assert where.startswith("p.1")
+    assert {int(chunk_id) for chunk_id, _, _ in definitions} == {int(m.group(1)) for m in CITATION.finditer(page.split("\n[c")[0])}
+
+
+def test_reference_edges_and_derivation_are_stored(sample):
+    workspace, _ = sample
+    store = workspace.store
+    summary = store.document_by_path("wiki/summaries/alessandro-volta.md")
+    source = store.document_by_path("sources/alessandro-volta.html")
+    assert summary.kind == "wiki" and summary.derived_from == source.id
+    edges = store.references(summary.id)
+    assert ("cites", "sources/alessandro-volta.html") in edges
+    assert any(kind == "links_to" and target.startswith("wiki/concepts/") for kind, target in edges)
+
+
+def test_each_operation_is_one_git_commit_naming_its_files(sample):
+    workspace, _ = sample
+    log = subprocess.run(["git", "log", "--format=%s", "-n", "5"], cwd=workspace.root, capture_output=True, text=True).stdout
+    assert log.splitlines()[0].startswith("ingest: sources/alessandro-volta.html")
+    files = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=workspace.root, capture_output=True, text=True).stdout
+    assert "wiki/summaries/otter.md" in files and "wiki/index.md" in files
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=workspace.root, capture_output=True, text=True).stdout
+    assert "wiki/" not in status  # nothing left uncommitted
+
+
+def test_generation_spans_are_traced(sample):
+    workspace, _ = sample
+    spans = read_spans(workspace.state_dir / "traces")
+    operations = {span["operation"] for span in spans}
+    assert {"generate.source", "generate.write"} <= operations
+    source_span = next(span for span in spans if span["operation"] == "generate.source")
+    assert source_span["backend"] == "extractive" and source_span["duration_ms"] > 0
+
+
+KELP_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring. Sea urchins graze on it.\n"
+KELP_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
+
+
+def test_two_sources_feed_one_concept_and_updates_keep_the_other(workspace):
+    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
+    (workspace.sources_dir / "b.md").write_text(KELP_B, encoding="utf-8")
+    ingest_paths(workspace)
+    committed = subprocess.run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=workspace.root, capture_output=True, text=True).stdout
+    assert "sources/a.md" in committed and "wiki/concepts/kelp-forest.md" in committed  # new sources land with their pages
+    concept = workspace.root / CONCEPTS / "kelp-forest.md"
+    meta, body = split_frontmatter(concept.read_text(encoding="utf-8"))
+    preamble, sections = split_sections(body)
+    assert set(sections) == {"sources/a.md", "sources/b.md"}
+    assert [entry["path"] for entry in meta["sources"]] == ["sources/a.md", "sources/b.md"]
+    # A hand-written note above the sections survives regeneration.
+    concept.write_text(concept.read_text(encoding="utf-8").replace("# Kelp Forest", "# Kelp Forest\n\nHand-written: check the 2023 survey."), encoding="utf-8")
+    (workspace.sources_dir / "a.md").write_text(KELP_A.replace("every spring", "every autumn"), encoding="utf-8")
+    ingest_paths(workspace)
+    _, body = split_frontmatter(concept.read_text(encoding="utf-8"))
+    preamble, sections = split_sections(body)
+    assert "every autumn" in sections["sources/a.md"] and "every spring" not in body
+    assert "grew after otters returned" in sections["sources/b.md"]  # the other source's content is intact
+    assert "Hand-written: check the 2023 survey." in preamble
+    # A source that stops mentioning the concept loses its section; the page stays for the other.
+    (workspace.sources_dir / "a.md").write_text("# Reef notes\n\nNothing about that topic any more, only sand and rocks here.\n", encoding="utf-8")
+    report = ingest_paths(workspace)
+    _, sections = split_sections(split_frontmatter(concept.read_text(encoding="utf-8"))[1])
+    assert set(sections) == {"sources/b.md"}
+    assert any("removed the section from sources/a.md" in note for note in report.generation.notes)
+
+
+class ScriptedBackend:
+    """A generating backend that returns scripted replies (or raises)."""
+
+    name = "fake"
+    model = "fake-model"
+    generates = True
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.calls = 0
+
+    def complete(self, messages, *, tools=None, on_token=None, json_mode=False):
+        self.calls += 1
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        prompt = messages[-1]["content"]
+        first_chunk = int(re.search(r"\[c(\d+)\]", prompt).group(1))
+        return Completion(text=self.reply.replace("CHUNK", str(first_chunk)), model=self.model, prompt_tokens=100, completion_tokens=20)
+
+
+GOOD_REPLY = json.dumps({
+    "description": "Notes on kelp.",
+    "summary": "Kelp forests shelter fish [cCHUNK].",
+    "concepts": [{"name": "Kelp Forest", "aliases": ["kelp bed"], "text": "A forest of kelp [cCHUNK]."}],
+})
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("this is not json", "not valid JSON"),
+        (json.dumps({"description": "x", "summary": "", "concepts": []}), "empty summary"),
+        (json.dumps({"description": "x", "summary": "Made up [c999999].", "concepts": []}), "cites passages that were not given"),
+        (json.dumps({"summary": "No description field [cCHUNK]."}), "requested fields"),
+        (BackendError("http://x/v1/chat/completions: no reply within 60 s"), "no reply within"),
+    ],
+)
+def test_a_bad_model_reply_falls_back_to_extractive_and_says_why(workspace, reply, reason):
+    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
+    backend = ScriptedBackend(reply)
+    report = ingest_paths(workspace, backend=backend)
+    assert backend.calls == 1
+    page = read_page(workspace.root, "wiki/summaries/a.md")
+    assert page.meta["generated_by"] == "extractive"
+    assert "The Kelp Forest shelters many fish." in page.body
+    assert any(reason in note for note in report.generation.notes)
+    assert reason in (workspace.root / "wiki/log.md").read_text(encoding="utf-8")
+
+
+def test_a_good_model_reply_is_used_with_its_aliases_and_traced(workspace):
+    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
+    ingest_paths(workspace, backend=ScriptedBackend(GOOD_REPLY))
+    page = read_page(workspace.root, "wiki/summaries/a.md")
+    assert page.meta["generated_by"] == "fake:fake-model"
+    assert page.body.startswith("# Reef notes\n\nKelp forests shelter fish [c")
+    concept = read_page(workspace.root, f"{CONCEPTS}/kelp-forest.md")
+    assert concept.meta["aliases"] == ["kelp bed"]
+    assert '"kelp bed" = "kelp-forest"' in (workspace.state_dir / "aliases.generated.toml").read_text(encoding="utf-8")
+    call = next(span for span in read_spans(workspace.state_dir / "traces") if span["operation"] == "generate.model_call")
+    assert call["prompt_tokens"] == 100 and call["completion_tokens"] == 20
+    prompt = (workspace.state_dir / "traces" / "payloads" / f"{call['prompt']}.txt").read_text(encoding="utf-8")
+    assert "The Kelp Forest shelters many fish." in prompt
+
+
+def test_alias_validation():
+    pages = {"kelp-forest": "Kelp Forest", "otter": "Otter", "sea-urchin": "Sea Urchin"}
+    aliases, rejected, notes = validate_aliases(
+        {"kelp-forest": ["kelp bed", "Otter", "forest"], "sea-urchin": ["forest", "urchin"]},
+        pages=pages, existing={}, rejected={"bad alias": "earlier"}, hand_written={"urchin": "Sea Urchin"},
+    )
+    assert aliases == {"kelp bed": "kelp-forest", "forest": "kelp-forest"}
+    assert rejected["Otter"] == "collides with page otter"
+    assert rejected["urchin"].startswith("a hand-written alias")
+    assert "already an alias of kelp-forest" in rejected["forest"] or aliases["forest"] == "kelp-forest"
+    # A refused alias never comes back, even when proposed for a page it would not collide with.
+    again, _, _ = validate_aliases({"sea-urchin": ["Otter"]}, pages=pages, existing=aliases, rejected=rejected, hand_written={})
+    assert "Otter" not in again
+
+
+def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypatch):
+    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
+    ingest_paths(workspace)
+    before = {path: path.read_bytes() for path in (workspace.root / "wiki").rglob("*.md")}
+    (workspace.sources_dir / "a.md").write_text(KELP_A.replace("every spring", "in winter"), encoding="utf-8")
+    import llmwiki.generate as generate
+
+    real = generate._index_pages
+    calls = []
+
+    def failing(workspace_, texts, infos):
+        calls.append(texts)
+        if len(calls) == 1:
+            raise OSError("disk full")
+        return real(workspace_, texts, infos)
+
+    monkeypatch.setattr(generate, "_index_pages", failing)
+    with pytest.raises(OSError, match="disk full"):
+        ingest_paths(workspace)
+    after = {path: path.read_bytes() for path in (workspace.root / "wiki").rglob("*.md")}
+    assert after == before  # every page as it was
