@@ -70,6 +70,8 @@ def split_frontmatter(text: str) -> tuple[dict, str]:
 def render_page(meta: Mapping, body: str) -> str:
     """Frontmatter block plus body, ending in one newline."""
     front = yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=True, default_flow_style=False)
+    if yaml.safe_load(front) != dict(meta):  # a few code points (NEL, line separators) do not survive unescaped
+        front = yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=False, default_flow_style=False)
     return f"---\n{front}---\n\n{body.strip()}\n"
 
 
