@@ -301,12 +301,13 @@ class LocalBackend:
         if tools:
             raise BackendError("the local backend does not support tool calls; use the openai backend for agentic chat")
         tokenizer, model = self._load()
-        inputs = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, return_tensors="pt")
-        output = model.generate(inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
-        text = tokenizer.decode(output[0][inputs.shape[1]:], skip_special_tokens=True)
+        inputs = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, return_tensors="pt", return_dict=True)
+        prompt_length = int(inputs["input_ids"].shape[1])
+        output = model.generate(**inputs, max_new_tokens=self.max_new_tokens, do_sample=False)
+        text = tokenizer.decode(output[0][prompt_length:], skip_special_tokens=True)
         if on_token is not None:
             on_token(text)
-        return Completion(text=text, model=self.model, prompt_tokens=int(inputs.shape[1]), completion_tokens=int(output.shape[1] - inputs.shape[1]))
+        return Completion(text=text, model=self.model, prompt_tokens=prompt_length, completion_tokens=int(output.shape[1]) - prompt_length)
 
 
 def make_backend(settings) -> Backend:

