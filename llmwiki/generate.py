@@ -57,6 +57,7 @@ from llmwiki.records import Chunk, Document
 from llmwiki.tracing import NULL_TRACER, Tracer
 
 SUMMARIES = "wiki/summaries"
+ANSWERS = "wiki/answers"
 COLLECTION_PAGES = frozenset({"wiki/index.md", "wiki/overview.md", "wiki/log.md"})
 CONCEPTS = "wiki/concepts"
 _SECTION_MARK = re.compile(r"^<!-- source: (.+?) -->[ \t]*$", re.MULTILINE)
@@ -511,29 +512,41 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
             meta["aliases"] = sorted(alias for alias, target in aliases.items() if target == slug)
             texts[relative] = render_page(meta, body)
 
-    texts.update(_collection_pages(root, texts))
     changed_sources = ", ".join(info.document.path for info in source_infos) or "nothing"
-    entry = [f"## {_now()} {operation}: {changed_sources}", ""]
+    with tracer.span("generate.write", files=len(texts)):
+        written, commit = publish(workspace, texts, operation=operation, subject=changed_sources, deleted=report.deleted, notes=report.notes,
+                                  also_commit=[info.document.path for info in source_infos])
+    _write_aliases(aliases_path, aliases, rejected)
+    report.written, report.commit = written, commit
+    return report
+
+
+def publish(workspace, texts: dict[str, str | None], *, operation: str, subject: str, deleted: Sequence[str] = (), notes: Sequence[str] = (), also_commit: Sequence[str] = ()) -> tuple[list[str], str | None]:
+    """The one write path for wiki pages: index, overview, log, atomic files, store, commit.
+
+    Returns (written paths, commit id). Files are restored if the store update fails.
+    """
+    root = workspace.root
+    texts = dict(texts)
+    texts.update(_collection_pages(root, texts))
+    entry = [f"## {_now()} {operation}: {subject}", ""]
     entry += [f"- wrote {path}" for path, text in sorted(texts.items()) if text is not None and not path.endswith(("index.md", "overview.md"))]
-    entry += [f"- deleted {path}" for path in report.deleted]
-    entry += [f"- note: {note}" for note in report.notes]
+    entry += [f"- deleted {path}" for path in deleted]
+    entry += [f"- note: {note}" for note in notes]
     log_path = root / "wiki/log.md"
     log_text = log_path.read_text(encoding="utf-8") if log_path.exists() else "# Log\n"
     texts["wiki/log.md"] = log_text.rstrip() + "\n\n" + "\n".join(entry) + "\n"
-
-    with tracer.span("generate.write", files=len(texts)), store.session():
+    with workspace.store.session():
         backups = write_files(root, texts)
         try:
-            _index_pages(workspace, texts, source_infos)
+            _index_pages(workspace, texts)
         except BaseException:
             restore(root, backups)
-            _index_pages(workspace, {path: (None if data is None else "") for path, data in backups.items()}, [])
+            _index_pages(workspace, {path: (None if data is None else "") for path, data in backups.items()})
             raise
-    _write_aliases(aliases_path, aliases, rejected)
-    report.written = sorted(path for path, text in texts.items() if text is not None)
     files = sorted(texts)
-    report.commit = history.commit(root, f"{operation}: {changed_sources}\n\n" + "\n".join(files), [*files, *(info.document.path for info in source_infos)])
-    return report
+    commit = history.commit(root, f"{operation}: {subject}\n\n" + "\n".join(files), [*files, *also_commit])
+    return sorted(path for path, text in texts.items() if text is not None), commit
 
 
 def _with_citations(store, meta: dict, body: str, relative: str) -> str:
@@ -547,17 +560,20 @@ def _with_citations(store, meta: dict, body: str, relative: str) -> str:
 def _collection_pages(root: Path, texts: dict[str, str | None]) -> dict[str, str]:
     """index.md and overview.md, from every page as it will be after this write."""
     pages: dict[str, dict] = {}
-    for folder in (SUMMARIES, CONCEPTS):
+    for folder in (SUMMARIES, CONCEPTS, ANSWERS):
         for path in sorted((root / folder).glob("*.md")):
             relative = f"{folder}/{path.name}"
             if relative in texts:
                 continue
             pages[relative] = split_frontmatter(path.read_text(encoding="utf-8"))[0]
     for relative, text in texts.items():
-        if text is not None and relative.startswith((SUMMARIES, CONCEPTS)):
+        if text is not None and relative.startswith((SUMMARIES, CONCEPTS, ANSWERS)):
             pages[relative] = split_frontmatter(text)[0]
+        elif text is None:
+            pages.pop(relative, None)
     summaries = {path: meta for path, meta in sorted(pages.items()) if path.startswith(SUMMARIES)}
     concepts = {path: meta for path, meta in sorted(pages.items()) if path.startswith(CONCEPTS)}
+    answers = {path: meta for path, meta in sorted(pages.items()) if path.startswith(ANSWERS)}
 
     def describe(meta: dict) -> str:
         text = CITATION.sub("", str(meta.get("description", ""))).strip()
@@ -571,6 +587,9 @@ def _collection_pages(root: Path, texts: dict[str, str | None]) -> dict[str, str
         + (f"; also: {', '.join(meta['aliases'])}" if meta.get("aliases") else "")
         for path, meta in concepts.items()
     ]
+    if answers:
+        index += ["", "## Saved answers", ""]
+        index += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) — {describe(meta)}" for path, meta in answers.items()]
     shared = sorted(concepts.items(), key=lambda item: (-len(item[1].get("sources", [])), item[0]))[:15]
     overview = ["# Overview", "", f"This wiki is built from {len(summaries)} sources and has {len(concepts)} concept pages.", "", "## Sources", ""]
     overview += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}): {describe(meta)}" for path, meta in summaries.items()]
@@ -579,7 +598,7 @@ def _collection_pages(root: Path, texts: dict[str, str | None]) -> dict[str, str
     return {"wiki/index.md": "\n".join(index) + "\n", "wiki/overview.md": "\n".join(overview) + "\n"}
 
 
-def _index_pages(workspace, texts: dict[str, str | None], source_infos: Sequence[_SourceInfo]) -> None:
+def _index_pages(workspace, texts: dict[str, str | None]) -> None:
     """Bring the store in line with the written pages: chunks, references, derivation."""
     from llmwiki.ingest import ingest_file
 
@@ -599,7 +618,7 @@ def _index_pages(workspace, texts: dict[str, str | None], source_infos: Sequence
             continue
         meta, body = split_frontmatter(text)
         cites = [by_path[entry["path"]].id for entry in meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") in by_path]
-        linked = re.findall(r"\]\((?:\.\./)?(concepts/[^)]+\.md|summaries/[^)]+\.md)\)", body)
+        linked = re.findall(r"\]\((?:\.\./)?((?:concepts|summaries|answers)/[^)]+\.md)\)", body)
         links_to = [by_path[f"wiki/{target}"].id for target in linked if f"wiki/{target}" in by_path]
         derived_from = cites[0] if relative.startswith(SUMMARIES) and cites else None
         store.set_page_references(by_path[relative].id, cites=cites, links_to=links_to, derived_from=derived_from)

@@ -239,11 +239,11 @@ def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypat
     real = generate._index_pages
     calls = []
 
-    def failing(workspace_, texts, infos):
+    def failing(workspace_, texts):
         calls.append(texts)
         if len(calls) == 1:
             raise OSError("disk full")
-        return real(workspace_, texts, infos)
+        return real(workspace_, texts)
 
     monkeypatch.setattr(generate, "_index_pages", failing)
     with pytest.raises(OSError, match="disk full"):
