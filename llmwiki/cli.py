@@ -120,6 +120,47 @@ def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: b
 
 
 @cli.command()
+@click.argument("question")
+@workspace_option
+@click.option("--open", "open_page", default=None, help="A wiki page open beside the question (its text comes first).")
+@click.option("--agentic", is_flag=True, help="Let the model search and read with tools (needs [llm] backend = \"openai\").")
+@click.option("--stream", is_flag=True, help="Agentic: show tokens as they come instead of holding the answer (strict) until the run ends.")
+@click.option("--save", is_flag=True, help="Save the answer as a wiki page (wiki/answers/).")
+def ask(question: str, workspace_path: str | None, open_page: str | None, agentic: bool, stream: bool, save: bool) -> None:
+    """Answer a question from the wiki (or the sources) with citations."""
+    from llmwiki.answer import agentic_answer, answer_question, save_answer
+
+    workspace = _workspace(workspace_path)
+    backend = workspace.backend()
+    streamed = []
+
+    def on_token(token: str) -> None:
+        streamed.append(token)
+        click.echo(token, nl=False)
+
+    if agentic:
+        answer = agentic_answer(workspace, question, backend=backend, strict=not stream, on_token=on_token, tracer=workspace.tracer())
+        for step in answer.tool_steps:
+            console.print(f"[dim]tool: {step}[/dim]", highlight=False)
+    else:
+        answer = answer_question(workspace, question, open_page=open_page, backend=backend, on_token=on_token if backend.generates else None)
+        console.print(f"[dim]{answer.selection.readout}[/dim]", highlight=False)
+    if streamed:
+        click.echo()
+    else:
+        console.print(answer.text, highlight=False, markup=False)
+    if answer.citations:
+        console.print("\nCitations:")
+        for citation in answer.citations:
+            console.print(f"  [c{citation.chunk_id}] {citation.label}", highlight=False, markup=False)
+    if answer.unknown_citations:
+        console.print(f"  ({len(answer.unknown_citations)} citation(s) of passages that were not given were removed)")
+    if save:
+        path, commit = save_answer(workspace, answer)
+        console.print(f"Saved as {path}" + (f" (commit {commit[:10]})" if commit else ""))
+
+
+@cli.command()
 @workspace_option
 def trace(workspace_path: str | None) -> None:
     """Show the spans of the last traced run (.llmwiki/traces/spans.jsonl)."""

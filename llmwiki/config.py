@@ -78,6 +78,13 @@ class WikiSettings(_Section):
     aliases: dict[str, str] = {}  # alias -> concept name; these win over generated aliases
 
 
+class ChatConfig(_Section):
+    blacklist: tuple[str, ...] = ()  # off-limits topics: refused before any search or model call
+    history_messages: int = Field(6, ge=0, le=50)  # earlier messages a model sees
+    max_tool_steps: int = Field(6, ge=1, le=30)  # agentic chat: tool rounds before it must answer
+    answer_sentences: int = Field(3, ge=1, le=10)  # extractive answers
+
+
 class TracingConfig(_Section):
     enabled: bool = True
     payloads: bool = True  # store prompts and replies, content-addressed
@@ -95,6 +102,7 @@ class WikiConfig(_Section):
     datasets: DatasetsConfig = DatasetsConfig()
     llm: LLMConfig = LLMConfig()
     wiki: WikiSettings = WikiSettings()
+    chat: ChatConfig = ChatConfig()
     tracing: TracingConfig = TracingConfig()
     store: StoreConfig = StoreConfig()
 
@@ -138,6 +146,12 @@ summary_sentences = 8  # sentences in an extractive source summary
 concepts_per_source = 5
 # [wiki.aliases]       # hand-written aliases win over generated ones
 # "Volta" = "Alessandro Volta"
+
+[chat]
+blacklist = []         # off-limits topics, e.g. ["salary", "medical record"]: refused before any model call
+history_messages = 6   # earlier messages a model sees in follow-ups
+max_tool_steps = 6     # agentic chat: tool rounds before it must answer
+answer_sentences = 3   # sentences in an extractive answer
 
 [tracing]
 enabled = true

@@ -53,3 +53,18 @@ def test_search_prints_the_readout_and_hits(tmp_path):
     nothing = llmwiki("search", "what did I say?", "-w", str(root))
     assert nothing.returncode == 0 and "no searchable terms" in nothing.stdout
     assert llmwiki("search", "--help").returncode == 0
+
+
+def test_ask_prints_readout_answer_citations_and_saves(tmp_path):
+    root = tmp_path / "ws"
+    llmwiki("init", str(root))
+    (root / "sources" / "note.md").write_text("# Note\n\nThe quokka lives on Rottnest Island near Perth.\n", encoding="utf-8")
+    llmwiki("ingest", "-w", str(root))
+    result = llmwiki("ask", "Where does the quokka live?", "--save", "-w", str(root))
+    assert result.returncode == 0, result.stderr
+    assert "Selected" in result.stdout and "Rottnest Island" in result.stdout
+    assert "Citations:" in result.stdout and "wiki/summaries/note.md p.1" in result.stdout
+    assert "Saved as wiki/answers/where-does-the-quokka-live.md" in result.stdout
+    assert (root / "wiki/answers/where-does-the-quokka-live.md").exists()
+    agentic = llmwiki("ask", "quokka?", "--agentic", "-w", str(root))
+    assert agentic.returncode == 1 and "needs a generating backend" in agentic.stderr

@@ -1,0 +1,389 @@
+"""Answers: one call from a selection, agentic tool chat, follow-ups, saving as a page.
+
+Every answer keeps the ids of the chunks it was given and cites them inline
+as ``[c123]``; ``Answer.citations`` resolves each to document, page and
+breadcrumb. Citations of chunks that were not in the context are dropped and
+counted, never shown as if real.
+
+- Nothing selected (or a refused question): the answer says so and no model
+  is called.
+- Extractive backend: the answer is the selection's sentences that share the
+  most question terms, best-supported first, each cited; dataset rows named
+  by the question are quoted as they are.
+- Generating backend: one call with ``prompts.ANSWER``; streaming when
+  ``on_token`` is given.
+- Agentic (openai backend with tools): the model calls ``search_wiki``,
+  ``search_sources``, ``read_page`` (confined to wiki/) and ``query_dataset``;
+  tool arguments are validated and a refused call tells the model why. A step
+  limit stops tool loops. Strict mode holds the answer until the run ends and
+  refuses unless it rests on at least one substantive tool result.
+
+Follow-ups: the model sees a reduced history (refused exchanges dropped,
+large tables replaced by a placeholder, the last ``history_messages``), and a
+condenser turns "and in 2023?" into a standalone question before selection.
+The full conversation stays with the caller.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from llmwiki import prompts
+from llmwiki.backends import Backend, BackendError
+from llmwiki.errors import LlmwikiError, WorkspaceError
+from llmwiki.pages import CITATION, cited_chunk_ids, slugify, split_frontmatter
+from llmwiki.search import analyze, search
+from llmwiki.select import Selection, read_wiki_page, select
+from llmwiki.tracing import NULL_TRACER, Tracer
+
+NOTHING_SELECTED = "Nothing in the wiki or the sources matches this question, so there is no answer. "
+NOT_SUPPORTED = "The sources do not say."
+_TABLE_BLOCK = re.compile(r"(?:^\|.*\|[ \t]*\n){6,}", re.MULTILINE)
+_FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|then|but|same|and in|in)\b|\b(it|its|they|them|their|that|those|this|he|she|his|her)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Citation:
+    chunk_id: int
+    path: str
+    page: int
+    breadcrumb: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.path} p.{self.page}" + (f" › {self.breadcrumb}" if self.breadcrumb else "")
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    text: str
+    selection: Selection
+    citations: tuple[Citation, ...] = ()
+    backend: str = "extractive"
+    refused: bool = False
+    unknown_citations: tuple[int, ...] = ()
+    tool_steps: tuple[str, ...] = ()
+    standalone_question: str | None = None
+
+    @property
+    def context_chunk_ids(self) -> list[int]:
+        return self.selection.chunk_ids
+
+
+@dataclass
+class Turn:
+    role: str  # user | assistant
+    content: str
+    refused: bool = False
+
+
+@dataclass
+class Conversation:
+    """The full conversation for the UI; models see ``reduced()``."""
+
+    turns: list[Turn] = field(default_factory=list)
+
+    def add(self, question: str, answer: Answer) -> None:
+        self.turns.append(Turn("user", question, refused=answer.refused))
+        self.turns.append(Turn("assistant", answer.text, refused=answer.refused))
+
+    def reduced(self, *, keep: int = 6) -> list[dict]:
+        """What a model sees: no refused exchanges, tables summarised, the last ``keep`` messages."""
+        messages = []
+        for turn in self.turns:
+            if turn.refused:
+                continue
+            content = _TABLE_BLOCK.sub("[a table from an earlier answer, left out]\n", turn.content)
+            messages.append({"role": turn.role, "content": content})
+        return messages[-keep:] if keep else []
+
+    def last_question(self) -> str | None:
+        for turn in reversed(self.turns):
+            if turn.role == "user" and not turn.refused:
+                return turn.content
+        return None
+
+
+# -- condensing follow-ups -------------------------------------------------------------
+
+
+def is_follow_up(question: str) -> bool:
+    return bool(_FOLLOW_UP.search(question)) and len(question.split()) <= 12
+
+
+def condense(question: str, conversation: Conversation | None, *, backend: Backend, stopwords: frozenset[str] = frozenset(), history_messages: int = 6) -> str:
+    """A follow-up rewritten to stand alone; unchanged when it is not a follow-up."""
+    from llmwiki.select import is_collection_question
+
+    previous = conversation.last_question() if conversation else None
+    if not previous or not is_follow_up(question) or is_collection_question(question):
+        return question
+    if backend.generates:
+        history = "\n".join(f"{message['role']}: {message['content']}" for message in conversation.reduced(keep=history_messages))
+        try:
+            completion = backend.complete([{"role": "user", "content": prompts.CONDENSE.format(history=history, question=question)}])
+            rewritten = completion.text.strip().splitlines()[0].strip() if completion.text.strip() else ""
+            if rewritten:
+                return rewritten
+        except BackendError:
+            pass
+    # Deterministic: carry the previous question's key terms that the follow-up lacks.
+    words = [word for word in re.findall(r"[^\W_]+", previous) if word.lower() not in stopwords and len(word) > 2]
+    names_new_subject = any(word[0].isupper() for word in re.findall(r"[^\W_]+", question)[1:])
+    if names_new_subject:  # "and what about Volta?" replaces the subject: carry only what was asked
+        words = [word for word in words if not word[0].isupper()]
+    present = {word.lower() for word in re.findall(r"[^\W_]+", question)}
+    carried = [word for word in dict.fromkeys(words) if word.lower() not in present]
+    return f"{question.strip()} ({' '.join(carried)})" if carried else question
+
+
+# -- answering from a selection --------------------------------------------------------
+
+
+def _citations(workspace, text: str, allowed: Sequence[int]) -> tuple[tuple[Citation, ...], tuple[int, ...]]:
+    cited = cited_chunk_ids(text)
+    allowed_set = set(allowed)
+    unknown = tuple(chunk_id for chunk_id in cited if chunk_id not in allowed_set)
+    targets = workspace.store.citation_targets([chunk_id for chunk_id in cited if chunk_id in allowed_set])
+    return tuple(Citation(chunk_id, *targets[chunk_id]) for chunk_id in cited if chunk_id in targets), unknown
+
+
+def _remove_unknown(text: str, unknown: Sequence[int]) -> str:
+    for chunk_id in unknown:
+        text = text.replace(f" [c{chunk_id}]", "").replace(f"[c{chunk_id}]", "")
+    return text
+
+
+def extractive_answer_text(question_terms: set[str], selection: Selection, stopwords: frozenset[str], *, sentences: int = 3) -> str:
+    """The context's sentences that share most question terms, best first, cited; dataset rows quoted."""
+    from llmwiki.chunking import sentence_spans
+
+    candidates = []
+    position = 0
+    for order, item in enumerate(selection.items):
+        if item.chunk_id is None:
+            continue
+        # Wiki text ends each quoted sentence with its citation: split there first.
+        for segment in CITATION.split(item.text):
+            if segment.isdigit():
+                continue
+            for start, end in sentence_spans(segment):
+                sentence = " ".join(segment[start:end].split())
+                position += 1
+                if len(sentence.split()) < 4 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
+                    continue
+                overlap = len(question_terms & set(analyze(sentence, stopwords)))
+                if overlap:
+                    candidates.append((-overlap, order, position, sentence, item.chunk_id))
+    chosen: dict[str, int] = {}
+    for _, _, _, sentence, chunk_id in sorted(candidates):
+        if sentence not in chosen:
+            chosen[sentence] = chunk_id
+        if len(chosen) == sentences:
+            break
+    text = " ".join(f"{sentence} [c{chunk_id}]" for sentence, chunk_id in chosen.items())
+    tables = [item for item in selection.items if item.kind in ("dataset", "dataset_keys")]
+    for item in tables:
+        text += f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}"
+    if not text.strip():
+        collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
+        if collection:
+            text = "\n\n".join(item.text for item in collection)
+    return text.strip()
+
+
+def _context_block(selection: Selection) -> str:
+    parts = []
+    for item in selection.items:
+        if item.chunk_id is not None:
+            stale = " (stale)" if item.stale else ""
+            parts.append(f"[c{item.chunk_id}] ({item.label}{stale}) {' '.join(item.text.split())}")
+        else:
+            parts.append(f"({item.label})\n{item.text}")
+    return "\n\n".join(parts)
+
+
+def answer_question(
+    workspace,
+    question: str,
+    *,
+    open_page: str | None = None,
+    backend: Backend | None = None,
+    conversation: Conversation | None = None,
+    on_token: Callable[[str], None] | None = None,
+    tracer: Tracer | None = None,
+) -> Answer:
+    """Select context for a question and answer it with the configured backend."""
+    backend = backend or workspace.backend()
+    tracer = tracer or workspace.tracer()
+    settings = workspace.config.chat
+    from llmwiki.search import SearchIndex
+
+    stopwords = SearchIndex.for_store(workspace.store)._current().stopwords
+    with tracer.span("ask", backend=backend.name) as span:
+        standalone = condense(question, conversation, backend=backend, stopwords=stopwords, history_messages=settings.history_messages)
+        selection = select(workspace, standalone, open_page=open_page)
+        span.set(selected=len(selection.items), chunks=len(selection.chunk_ids))
+        if selection.refused:
+            return Answer(question=question, text=selection.refused, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
+        if selection.empty:
+            return Answer(question=question, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
+        if not backend.generates:
+            text = extractive_answer_text(set(analyze(selection.query or standalone, stopwords)), selection, stopwords, sentences=settings.answer_sentences)
+            if not text:
+                text = NOT_SUPPORTED
+            if on_token is not None:
+                on_token(text)
+        else:
+            messages = [{"role": "system", "content": prompts.SYSTEM}]
+            if conversation is not None:
+                messages += conversation.reduced(keep=settings.history_messages)
+            prompt = prompts.ANSWER.format(context=_context_block(selection), question=standalone)
+            messages.append({"role": "user", "content": prompt})
+            completion = backend.complete(messages, on_token=on_token)
+            span.set(model=completion.model, prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
+                     prompt=tracer.payload(prompt), reply=tracer.payload(completion.text))
+            text = completion.text.strip() or NOT_SUPPORTED
+        citations, unknown = _citations(workspace, text, selection.chunk_ids)
+        text = _remove_unknown(text, unknown)
+        return Answer(question=question, text=text, selection=selection, citations=citations, backend=backend.name,
+                      unknown_citations=unknown, standalone_question=standalone if standalone != question else None)
+
+
+# -- agentic chat ------------------------------------------------------------------------
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "search_wiki", "description": "Full-text search of the wiki pages (all words, widening to any word). Returns labelled 400-character previews with chunk ids.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}}},
+    {"type": "function", "function": {
+        "name": "search_sources", "description": "Full-text search of the raw source documents. Returns labelled 400-character previews with chunk ids.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}}},
+    {"type": "function", "function": {
+        "name": "read_page", "description": "Read one wiki page in full (Markdown). Only pages inside wiki/, e.g. 'concepts/otter.md'.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
+    {"type": "function", "function": {
+        "name": "query_dataset", "description": "Rows of a Markdown dataset, filtered by key and metric.",
+        "parameters": {"type": "object", "properties": {"category": {"type": "string"}, "key": {"type": "string"}, "metric": {"type": "string"}}, "required": ["category"]}}},
+]
+
+
+def run_tool(workspace, name: str, arguments: dict, *, cited: set[int]) -> tuple[str, bool]:
+    """Run one tool call; returns (text for the model, whether it found something substantive)."""
+    from llmwiki.datasets import DatasetError
+
+    try:
+        if name in ("search_wiki", "search_sources"):
+            query = str(arguments.get("query", ""))[:2000]
+            limit = max(1, min(int(arguments.get("limit", 5) or 5), 20))
+            result = search(workspace, query, scope="wiki" if name == "search_wiki" else "sources", limit=limit)
+            lines = [result.readout] + [f"[c{hit.chunk_id}] ({hit.label}) {hit.preview}" for hit in result.hits]
+            cited.update(hit.chunk_id for hit in result.hits)
+            return "\n".join(lines), bool(result.hits)
+        if name == "read_page":
+            text = read_wiki_page(workspace, str(arguments.get("path", "")))
+            for chunk_id in cited_chunk_ids(text):
+                cited.add(chunk_id)
+            return text[:20_000], True
+        if name == "query_dataset":
+            frame = workspace.datasets().query(str(arguments.get("category", "")), key=arguments.get("key") or None, metric=arguments.get("metric") or None)
+            rows = frame.head(50).to_dicts()
+            return json.dumps(rows, default=str)[:20_000] + (f"\n({frame.height - 50} more rows not shown)" if frame.height > 50 else ""), frame.height > 0
+        return f"Unknown tool {name!r}. Use one of: search_wiki, search_sources, read_page, query_dataset.", False
+    except (WorkspaceError, DatasetError) as err:
+        return f"Refused: {err}", False
+    except (TypeError, ValueError) as err:
+        return f"Refused: bad arguments for {name} ({err}).", False
+
+
+def agentic_answer(
+    workspace,
+    question: str,
+    *,
+    backend: Backend,
+    strict: bool = True,
+    conversation: Conversation | None = None,
+    on_token: Callable[[str], None] | None = None,
+    tracer: Tracer = NULL_TRACER,
+) -> Answer:
+    """Let the model use the tools; strict holds the answer until it rests on a tool result."""
+    if not backend.generates:
+        raise LlmwikiError("agentic chat needs a generating backend with tool calls: set [llm] backend = \"openai\".")
+    settings = workspace.config.chat
+    blocked = select(workspace, question).refused if settings.blacklist else None
+    if blocked:
+        return Answer(question=question, text=blocked, selection=Selection(question=question, refused=blocked), backend=backend.name, refused=True)
+    messages = [{"role": "system", "content": prompts.SYSTEM + " Use the tools to find passages before answering."}]
+    if conversation is not None:
+        messages += conversation.reduced(keep=settings.history_messages)
+    messages.append({"role": "user", "content": question})
+    cited: set[int] = set()
+    substantive = False
+    steps: list[str] = []
+    text = ""
+    for step in range(settings.max_tool_steps + 1):
+        final_round = step == settings.max_tool_steps
+        with tracer.span("ask.agent_step", step=step) as span:
+            completion = backend.complete(messages, tools=None if final_round else TOOLS, on_token=None if strict else on_token)
+            span.set(model=completion.model, prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens, tool_calls=len(completion.tool_calls))
+        if not completion.tool_calls or final_round:  # past the step limit, tool calls are not run
+            text = completion.text.strip()
+            if final_round and completion.tool_calls:
+                steps.append(f"step limit ({settings.max_tool_steps}) reached; further tool calls were not run")
+            break
+        messages.append({"role": "assistant", "content": completion.text or "", "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}} for call in completion.tool_calls]})
+        for call in completion.tool_calls:
+            result, found = run_tool(workspace, call.name, call.parsed_arguments(), cited=cited)
+            substantive = substantive or found
+            steps.append(f"{call.name}({call.arguments}) -> {'found' if found else result.splitlines()[0][:120]}")
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    else:
+        text = ""
+    selection = Selection(question=question, notes=tuple(steps))
+    if strict and not substantive:
+        refusal = "No tool found anything to rest an answer on, so none is given (strict mode)."
+        return Answer(question=question, text=refusal, selection=selection, backend=backend.name, refused=True, tool_steps=tuple(steps))
+    if strict and on_token is not None and text:
+        on_token(text)
+    citations, unknown = _citations(workspace, text, sorted(cited))
+    return Answer(question=question, text=_remove_unknown(text, unknown) or NOT_SUPPORTED, selection=selection, citations=citations,
+                  backend=backend.name, unknown_citations=unknown, tool_steps=tuple(steps))
+
+
+# -- saving an answer as a page ----------------------------------------------------------
+
+
+def save_answer(workspace, answer: Answer, *, title: str | None = None) -> tuple[str, str | None]:
+    """Write the answer as wiki/answers/<slug>.md (merged into an existing one); returns (path, commit)."""
+    from llmwiki.generate import ANSWERS, _with_citations, join_sections, publish, split_sections
+
+    if answer.refused or not answer.citations:
+        raise LlmwikiError("only an answer with at least one citation can be saved as a page; ask again until the answer cites its sources.")
+    title = (title or answer.question).strip().rstrip("?").strip() or "Answer"
+    relative = f"{ANSWERS}/{slugify(title)}.md"
+    path = workspace.root / relative
+    now = datetime.now().isoformat(timespec="seconds")
+    cited_sources = sorted({citation.path for citation in answer.citations} - {relative})
+    store = workspace.store
+    entries = [{"path": "chat"}] + [{"path": source, "hash": (store.document_by_path(source).content_hash if store.document_by_path(source) else None)} for source in cited_sources]
+    section = f"## {answer.question.strip()}\n\n{answer.text.strip()}"
+    with workspace.write_lock():
+        if path.exists():
+            meta, body = split_frontmatter(path.read_text(encoding="utf-8"))
+            preamble, sections = split_sections(body)
+            known = {entry.get("path") for entry in meta.get("sources", []) if isinstance(entry, dict)}
+            meta = dict(meta, updated=now, sources=meta.get("sources", []) + [entry for entry in entries if entry["path"] not in known])
+        else:
+            meta = {"title": title, "type": "answer", "description": CITATION.sub("", answer.text).strip().split("\n")[0][:200], "sources": entries,
+                    "generated_by": answer.backend, "created": now, "updated": now}
+            preamble, sections = f"# {title}", {}
+        sections[f"chat {len(sections) + 1:03d} {now}"] = section
+        text = _with_citations(store, meta, join_sections(preamble, sections), relative)
+        _, commit = publish(workspace, {relative: text}, operation="save answer", subject=relative)
+    return relative, commit
