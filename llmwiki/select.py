@@ -10,7 +10,10 @@ Rules, in order:
 4. A question about the wiki as a whole ("what is in this wiki?", "list the
    topics") reads ``overview.md`` and ``index.md`` whole.
 5. Otherwise the wiki is searched (``[retrieval] wiki_chunks``, default 6);
-   when the wiki has no hit, the raw sources are (``source_chunks``, 4).
+   when the wiki has no hit, the raw sources are (``source_chunks``, 4);
+   when no wiki chunk has every term (the search widened), the best source
+   chunks are added after the wiki's, since a wiki quotes only part of each
+   source (on CMU QA this lifted the article hit rate from 0.89 to 0.95).
    Aliases and concept names found in the question add the concept's name to
    the query, so an alias finds its concept page.
 6. A question naming a dataset key gets that key's rows; one naming only a
@@ -84,12 +87,14 @@ class Selection:
             parts.append("the open page")
         if "collection" in kinds:
             parts.append("the wiki's overview and index, read whole (a question about the wiki as a whole)")
-        chunks = sum(1 for kind in kinds if kind in ("wiki", "source"))
+        wiki_chunks = kinds.count("wiki")
+        source_chunks = kinds.count("source")
         if self.search is not None:
-            where = "wiki" if self.searched_scope == "wiki" else "source"
-            if chunks:
-                fallback = "the wiki had no match, so raw sources were searched; " if self.searched_scope == "sources" else ""
-                parts.append(f"{chunks} {where} chunks ({fallback}{self.search.readout})")
+            if self.searched_scope == "sources" and source_chunks:
+                parts.append(f"{source_chunks} source chunks (the wiki had no match, so raw sources were searched; {self.search.readout})")
+            elif wiki_chunks:
+                added = f" and {source_chunks} source chunks" if source_chunks else ""
+                parts.append(f"{wiki_chunks} wiki chunks{added} ({self.search.readout})")
             else:
                 parts.append(f"no chunks ({self.search.readout})")
         datasets = [item.label for item in self.items if item.kind in ("dataset", "dataset_keys")]
@@ -220,10 +225,16 @@ def select(workspace, question: str, *, open_page: str | None = None) -> Selecti
         retrieval = settings.retrieval
         search_result = search(workspace, query, scope="wiki", limit=retrieval.wiki_chunks)
         scope_used = "wiki"
-        if not search_result.hits and search_result.case != "no_terms":
-            search_result = search(workspace, query, scope="sources", limit=retrieval.source_chunks)
-            scope_used = "sources"
-        for hit in search_result.hits:
+        hits = list(search_result.hits)
+        if search_result.case != "no_terms" and (not hits or search_result.widened):
+            # No wiki chunk has every term: the sources may (a wiki quotes only part of each source).
+            source_result = search(workspace, query, scope="sources", limit=retrieval.source_chunks)
+            if not hits:
+                search_result, scope_used, hits = source_result, "sources", list(source_result.hits)
+            elif source_result.hits:
+                hits += list(source_result.hits)
+                notes.append(f"No wiki chunk has every term, so the best {len(source_result.hits)} source chunks were added ({source_result.readout})")
+        for hit in hits:
             items.append(
                 ContextItem(kind="wiki" if hit.kind == "wiki" else "source", label=hit.label, text=_strip_page(hit_text(workspace, hit.chunk_id)),
                             chunk_id=hit.chunk_id, path=hit.path, page=hit.page, breadcrumb=hit.breadcrumb, stale=hit.stale)

@@ -126,3 +126,13 @@ def test_read_page_is_confined_to_the_wiki(wiki, path):
     with pytest.raises(WorkspaceError, match="refused"):
         read_wiki_page(wiki, path)
     assert read_wiki_page(wiki, "summaries/kelp.md").startswith("---")  # control
+
+
+def test_source_chunks_are_added_when_no_wiki_chunk_has_every_term(wiki):
+    selection = select(wiki, "kelp narwhal")  # the wiki knows kelp, only a source knows the narwhal
+    kinds = {item.path: item.kind for item in selection.items}
+    assert kinds.get("sources/hidden.md") == "source"
+    assert any(kind == "wiki" for kind in kinds.values())
+    assert "source chunks were added" in selection.readout
+    strict = select(wiki, "kelp forest divers")  # control: a wiki chunk has every term
+    assert all(item.kind == "wiki" for item in strict.items)
