@@ -1,0 +1,152 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium", app_title="llmwiki · ask")
+
+with app.setup:
+    import argparse
+    import sys
+    from pathlib import Path
+
+    import marimo as mo
+    import polars as pl
+
+    from llmwiki.answer import Conversation, agentic_answer, answer_question, save_answer
+    from llmwiki.errors import LlmwikiError
+    from llmwiki.workspace import Workspace
+
+    _parser = argparse.ArgumentParser(description="Ask questions of an llmwiki workspace.")
+    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--question", default="", help="Answer this question at once (headless runs).")
+    _parser.add_argument("--save", action="store_true", help="Save the answer as a wiki page (headless runs).")
+    args, _ = _parser.parse_known_args(sys.argv[1:])
+
+
+@app.cell
+def _():
+    workspace = Workspace.open(args.workspace)
+    backend = workspace.backend()
+    mo.md(f"# Ask the wiki\n\nWorkspace `{workspace.root}` · backend **{backend.name}** ({backend.model})")
+    return backend, workspace
+
+
+@app.cell
+def _(workspace):
+    _pages = sorted(path.relative_to(workspace.root).as_posix() for path in (workspace.root / "wiki").rglob("*.md"))
+    question = mo.ui.text_area(value=args.question, placeholder="Ask a question about your sources…", label="Question", full_width=True)
+    open_page = mo.ui.dropdown(options=_pages, value=None, label="Open page (optional)")
+    return open_page, question
+
+
+@app.cell
+def _(backend):
+    agentic = mo.ui.switch(value=False, label="Agentic (tools)", disabled=not backend.generates)
+    strict = mo.ui.switch(value=True, label="Strict (hold the answer until it rests on a tool result)", disabled=not backend.generates)
+    ask_button = mo.ui.run_button(label="Ask")
+    return agentic, ask_button, strict
+
+
+@app.cell
+def _(agentic, ask_button, open_page, question, strict):
+    mo.vstack([question, mo.hstack([open_page, agentic, strict, ask_button], justify="start")])
+    return
+
+
+@app.cell
+def _():
+    conversation = Conversation()
+    get_answers, set_answers = mo.state([])
+    return conversation, get_answers, set_answers
+
+
+@app.cell
+def _(agentic, ask_button, backend, conversation, open_page, question, set_answers, strict, workspace):
+    mo.stop(not (ask_button.value or args.question), mo.md("_Type a question and press **Ask**._"))
+    mo.stop(not question.value.strip(), mo.callout(mo.md("The question is empty."), kind="warn"))
+    try:
+        with mo.status.spinner(title="Selecting context and answering…"):
+            if agentic.value:
+                answer = agentic_answer(workspace, question.value, backend=backend, strict=strict.value, conversation=conversation, tracer=workspace.tracer())
+            else:
+                answer = answer_question(workspace, question.value, open_page=open_page.value, backend=backend, conversation=conversation)
+    except LlmwikiError as error:
+        answer = None
+        mo.output.replace(mo.callout(mo.md(f"**Could not answer.** {error}"), kind="danger"))
+    if answer is not None:
+        conversation.add(question.value, answer)
+        set_answers(lambda previous: previous + [answer])
+        if not mo.running_in_notebook():
+            print(f"readout: {answer.selection.readout}")
+            print(f"answer: {answer.text}")
+            print(f"citations: {len(answer.citations)}")
+            for _citation in answer.citations:
+                print(f"  [c{_citation.chunk_id}] {_citation.label}")
+    return (answer,)
+
+
+@app.cell
+def _(answer):
+    mo.stop(answer is None)
+    _kind = "warn" if answer.refused else "info"
+    _readout = mo.callout(mo.md(f"**Selection.** {answer.selection.readout}"), kind=_kind)
+    _steps = mo.md("\n".join(f"- `{step}`" for step in answer.tool_steps)) if answer.tool_steps else mo.md("")
+    mo.vstack([_readout, mo.md(answer.text), _steps])
+    return
+
+
+@app.cell
+def _(answer):
+    mo.stop(answer is None or not answer.citations)
+    citations = mo.ui.table(
+        pl.DataFrame({"citation": [f"c{c.chunk_id}" for c in answer.citations], "document": [c.path for c in answer.citations],
+                      "page": [c.page for c in answer.citations], "section": [c.breadcrumb for c in answer.citations]}),
+        selection="single", label="Citations (select one to open the cited chunk)",
+    )
+    citations
+    return (citations,)
+
+
+@app.cell
+def _(answer, citations, workspace):
+    mo.stop(answer is None or not answer.citations)
+    _rows = citations.value.to_dicts() if len(citations.value) else [{"citation": f"c{answer.citations[0].chunk_id}"}]
+    _chunk_id = int(_rows[0]["citation"][1:])
+    _text = workspace.store.chunk_texts([_chunk_id]).get(_chunk_id, "(the chunk no longer exists)")
+    mo.accordion({f"Cited chunk c{_chunk_id}": mo.md(_text)}, lazy=False)
+    return
+
+
+@app.cell
+def _():
+    save_button = mo.ui.run_button(label="Save last answer as page")
+    save_button
+    return (save_button,)
+
+
+@app.cell
+def _(get_answers, save_button, workspace):
+    mo.stop(not (save_button.value or args.save))
+    _answers = [a for a in get_answers() if not a.refused and a.citations]
+    mo.stop(not _answers, mo.callout(mo.md("There is no cited answer to save yet."), kind="warn"))
+    try:
+        saved_path, _commit = save_answer(workspace, _answers[-1])
+        if not mo.running_in_notebook():
+            print(f"saved: {saved_path}")
+        _message = mo.callout(mo.md(f"Saved as `{saved_path}`" + (f" (commit `{_commit[:10]}`)" if _commit else "") + ". Review its sentences in the **review** notebook."), kind="success")
+    except LlmwikiError as error:
+        saved_path = None
+        _message = mo.callout(mo.md(f"**Not saved.** {error}"), kind="danger")
+    _message
+    return (saved_path,)
+
+
+@app.cell
+def _(get_answers):
+    _history = get_answers()
+    mo.stop(len(_history) < 2)
+    mo.accordion({f"Earlier questions ({len(_history) - 1})": mo.md("\n\n".join(f"**{a.question}**\n\n{a.text}" for a in _history[:-1]))})
+    return
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,77 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium", app_title="llmwiki · datasets")
+
+with app.setup:
+    import argparse
+    import sys
+    from pathlib import Path
+
+    import altair as alt
+    import marimo as mo
+    import polars as pl
+
+    from llmwiki.workspace import Workspace
+
+    _parser = argparse.ArgumentParser(description="Browse the Markdown datasets of an llmwiki workspace.")
+    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--category", default=None, help="Category to open first.")
+    args, _ = _parser.parse_known_args(sys.argv[1:])
+
+
+@app.cell
+def _():
+    workspace = Workspace.open(args.workspace)
+    source = workspace.datasets()
+    _errors = [mo.callout(mo.md(f"Skipped: {error}"), kind="warn") for error in source.errors]
+    mo.vstack([mo.md(f"# Datasets\n\nFolder `{workspace.datasets_dir}`"), *_errors])
+    return (source,)
+
+
+@app.cell
+def _(source):
+    _categories = source.categories()
+    _first = args.category if args.category in _categories else (_categories[0] if _categories else None)
+    category = mo.ui.dropdown(options=_categories, value=_first, label="Category")
+    category
+    return (category,)
+
+
+@app.cell
+def _(category, source):
+    mo.stop(category.value is None, mo.md("_No dataset files yet: add `datasets/<category>.md` (see datasets/README.md)._"))
+    frame = source.read(category.value)
+    keys = mo.ui.multiselect(options=frame.get_column("key").unique(maintain_order=True).to_list(), label="Keys")
+    metrics = mo.ui.multiselect(options=frame.get_column("metric").unique(maintain_order=True).to_list(), label="Metrics")
+    mo.hstack([keys, metrics], justify="start")
+    return frame, keys, metrics
+
+
+@app.cell
+def _(category, frame, keys, metrics, source):
+    selected = source.query(category.value, key=keys.value or None, metric=metrics.value or None)
+    flat = selected.with_columns(pl.col("dims").map_elements(lambda items: "; ".join(f"{i['name']}={i['value']}" for i in items), return_dtype=pl.Utf8).alias("dims"))
+    if not mo.running_in_notebook():
+        print(f"{category.value}: {selected.height} of {frame.height} rows")
+    mo.vstack([mo.md(f"{selected.height} of {frame.height} rows"), mo.ui.table(flat, selection=None)])
+    return (flat,)
+
+
+@app.cell
+def _(flat):
+    mo.stop(flat.is_empty())
+    _data = flat.with_columns(pl.when(pl.col("dims") == "").then(pl.col("metric")).otherwise(pl.col("metric") + " · " + pl.col("dims")).alias("series"))
+    chart = (
+        alt.Chart(_data)
+        .mark_bar()
+        .encode(x=alt.X("value:Q", title=_data.get_column("unit")[0] or "value"), y=alt.Y("key:N", title=None), color=alt.Color("series:N", title="metric"),
+                tooltip=["key", "metric", "dims", "value", "unit", "as_of"])
+        .properties(height=alt.Step(18))
+    )
+    mo.ui.altair_chart(chart)
+    return
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,115 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium", app_title="llmwiki · ingest")
+
+with app.setup:
+    import argparse
+    import sys
+    from pathlib import Path
+
+    import marimo as mo
+    import polars as pl
+
+    from llmwiki.errors import LlmwikiError
+    from llmwiki.ingest import ingest_paths
+    from llmwiki.workspace import Workspace
+
+    _parser = argparse.ArgumentParser(description="Ingest sources into an llmwiki workspace.")
+    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--run", action="store_true", help="Ingest sources/ at once (headless runs).")
+    args, _ = _parser.parse_known_args(sys.argv[1:])
+
+
+@app.cell
+def _():
+    workspace = Workspace.open(args.workspace)
+    mo.md(f"# Ingest\n\nWorkspace `{workspace.root}`. Drop files into `sources/` or upload them here, then press **Ingest**.")
+    return (workspace,)
+
+
+@app.cell
+def _():
+    upload = mo.ui.file(label="Add files to sources/", multiple=True, filetypes=[".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx"])
+    write_wiki = mo.ui.switch(value=True, label="Write wiki pages")
+    ingest_button = mo.ui.run_button(label="Ingest")
+    mo.hstack([upload, write_wiki, ingest_button], justify="start")
+    return ingest_button, upload, write_wiki
+
+
+@app.cell
+def _(upload, workspace):
+    uploaded = []
+    for _file in upload.value or []:
+        _name = Path(_file.name).name
+        if not _name or _name.startswith("."):
+            continue
+        _target = workspace.sources_dir / _name
+        _target.write_bytes(_file.contents)
+        uploaded.append(_name)
+    mo.md(f"Added to sources/: {', '.join(uploaded)}") if uploaded else None
+    return (uploaded,)
+
+
+@app.cell
+def _(ingest_button, uploaded, workspace, write_wiki):
+    mo.stop(not (ingest_button.value or args.run), mo.md("_Press **Ingest** to ingest what is new or changed in sources/._"))
+    _files = [path for path in workspace.sources_dir.rglob("*") if path.is_file() and not path.name.startswith(".")]
+    with mo.status.progress_bar(total=max(len(_files), 1), title="Ingesting", remove_on_exit=True) as _bar:
+        _last = {"done": 0}
+
+        def _progress(done, total, path):
+            if done > _last["done"]:
+                _bar.update(increment=done - _last["done"], subtitle=Path(path).name)
+                _last["done"] = done
+
+        try:
+            report = ingest_paths(workspace, on_progress=_progress, generate=write_wiki.value)
+        except LlmwikiError as error:
+            report = None
+            mo.output.replace(mo.callout(mo.md(f"**Ingest stopped.** {error}"), kind="danger"))
+    if report is not None and not mo.running_in_notebook():
+        print(report.summary())
+        for _problem in report.problems:
+            print(f"problem: {_problem.reason}")
+    return (report,)
+
+
+@app.cell
+def _(report):
+    mo.stop(report is None)
+    _generation = report.generation
+    _pages = [path for path in (_generation.written if _generation else []) if path.startswith(("wiki/summaries/", "wiki/concepts/"))]
+    _lines = [f"**{report.summary()}**"]
+    if _generation is not None:
+        _lines.append(f"Wiki: {len(_pages)} pages written, {len(_generation.deleted)} deleted" + (f", commit `{_generation.commit[:10]}`" if _generation.commit else ""))
+        _lines += [f"- note: {note}" for note in _generation.notes]
+    _lines += [f"- **{problem.action}**: {problem.reason}" for problem in report.problems]
+    mo.callout(mo.md("\n\n".join(_lines)), kind="warn" if report.problems else "success")
+    return
+
+
+@app.cell
+def _(report, workspace):
+    _ = report
+    documents = pl.DataFrame(
+        [{"path": d.path, "kind": d.kind, "status": d.status, "version": d.version, "parser": d.parser, "reason": d.error or ""} for d in workspace.store.documents()],
+        schema={"path": pl.Utf8, "kind": pl.Utf8, "status": pl.Utf8, "version": pl.Int64, "parser": pl.Utf8, "reason": pl.Utf8},
+    )
+    if not mo.running_in_notebook():
+        print(f"documents: {documents.height} ({documents.filter(pl.col('status') == 'failed').height} failed)")
+    mo.vstack([mo.md("## Documents"), mo.ui.table(documents, selection=None)])
+    return (documents,)
+
+
+@app.cell
+def _(report, workspace):
+    _ = report
+    _log = workspace.root / "wiki" / "log.md"
+    _tail = "\n".join(_log.read_text(encoding="utf-8").splitlines()[-25:]) if _log.exists() else "(no log yet)"
+    mo.accordion({"Log (last lines)": mo.md(_tail)})
+    return
+
+
+if __name__ == "__main__":
+    app.run()

@@ -1,0 +1,123 @@
+"""The notebooks run headless as scripts (as CI runs them), and ask.py in a real browser."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+NOTEBOOKS = REPO / "notebooks"
+ARTIFACTS = REPO / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    """A fresh copy of the sample workspace, ingested through the ingest notebook."""
+    root = tmp_path_factory.mktemp("notebooks") / "ws"
+    shutil.copytree(REPO / "workspace", root, ignore=shutil.ignore_patterns(".llmwiki", "wiki", ".git"))
+    config = root / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('folder = "../datasets"', f'folder = "{REPO / "datasets"}"'), encoding="utf-8")
+    result = run_notebook("ingest.py", root, "--run")
+    assert result.returncode == 0, result.stderr
+    assert "7 files: 7 ingested" in result.stdout
+    return root
+
+
+def run_notebook(name: str, workspace: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(NOTEBOOKS / name), "--workspace", str(workspace), *extra], capture_output=True, text=True, timeout=300)
+
+
+def test_notebooks_pass_marimo_check():
+    result = subprocess.run([sys.executable, "-m", "marimo", "check", str(NOTEBOOKS)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ingest_notebook_writes_the_wiki_and_lists_documents(sample):
+    assert (sample / "wiki" / "summaries" / "otter.md").exists()
+    again = run_notebook("ingest.py", sample, "--run")
+    assert again.returncode == 0 and "7 files: 7 unchanged" in again.stdout
+    assert "(0 failed)" in again.stdout
+
+
+def test_ask_notebook_answers_with_citations_and_saves(sample):
+    result = run_notebook("ask.py", sample, "--question", "Who discovered radioactivity?", "--save")
+    assert result.returncode == 0, result.stderr
+    assert "readout: Selected" in result.stdout
+    citations = int(result.stdout.split("citations: ")[1].split()[0])
+    assert citations >= 1
+    assert "saved: wiki/answers/who-discovered-radioactivity.md" in result.stdout
+    assert (sample / "wiki" / "answers" / "who-discovered-radioactivity.md").exists()
+
+
+def test_ask_notebook_without_a_question_answers_nothing(sample):
+    result = run_notebook("ask.py", sample)
+    assert result.returncode == 0, result.stderr
+    assert "answer:" not in result.stdout  # gated behind the Ask button
+
+
+def test_datasets_notebook_shows_a_category(sample):
+    result = run_notebook("datasets.py", sample, "--category", "scientists")
+    assert result.returncode == 0, result.stderr
+    assert "scientists: 10 of 10 rows" in result.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_ask_notebook_in_a_real_browser(sample):
+    playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (.ci/run installs it)")
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "marimo", "run", str(NOTEBOOKS / "ask.py"), "--headless", "--host", "127.0.0.1", "--port", str(port), "--no-token", "--", "--workspace", str(sample)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        with playwright.sync_playwright() as driver:
+            browser = driver.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+            )
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+            box = page.get_by_placeholder("Ask a question about your sources…")
+            box.wait_for(timeout=60_000)
+            box.click()
+            page.keyboard.type("When was Coulomb born?")
+            page.keyboard.press("Tab")
+            page.get_by_role("button", name="Ask").click()
+            page.get_by_text("Selection.").wait_for(timeout=60_000)
+            page.get_by_text("Citations (select one").wait_for(timeout=30_000)
+            page.get_by_role("button", name="Save last answer as page").click()
+            page.get_by_text("Saved as").wait_for(timeout=30_000)
+            page.screenshot(path=str(ARTIFACTS / "ask-notebook.png"), full_page=True)
+            browser.close()
+        assert (sample / "wiki" / "answers" / "when-was-coulomb-born.md").exists()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
