@@ -161,6 +161,45 @@ def ask(question: str, workspace_path: str | None, open_page: str | None, agenti
 
 
 @cli.command()
+@click.argument("pages", nargs=-1)
+@workspace_option
+@click.option("--all", "everything", is_flag=True, help="Verify every summary, concept and answer page.")
+@click.option("--changed", is_flag=True, help="Verify pages with no verification or an outdated one.")
+@click.option("--force", is_flag=True, help="Score again even when the page and its sources are unchanged.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Supported at or above this P(entailment) (default: [verification] threshold).")
+def verify(pages, workspace_path, everything, changed, force, threshold) -> None:
+    """Score each sentence of wiki pages against their sources (local NLI model)."""
+    from llmwiki.verify import load_verification, load_verifier, verify_pages, wiki_pages
+
+    workspace = _workspace(workspace_path)
+    threshold = workspace.config.verification.threshold if threshold is None else threshold
+    if everything or changed:
+        names = wiki_pages(workspace)
+        if changed:
+            names = [name for name in names if (stored := load_verification(workspace, name)) is None or stored.outdated]
+    elif pages:
+        names = [workspace.relative(workspace.root / page) if not page.startswith("/") else workspace.relative(page) for page in pages]
+    else:
+        raise click.UsageError("name pages, or pass --all or --changed")
+    verifier = load_verifier(workspace.config.verification.model)
+    if verifier.name == "minilm-cosine":
+        errors.print("note: no trained NLI weights are installed; scores are MiniLM embedding similarity, not entailment (set [verification] model to an NLI model id or path).")
+    with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:
+        task = progress.add_task("", total=None)
+        results, failures = verify_pages(workspace, names, verifier, force=force, on_progress=lambda done, total, page: progress.update(task, completed=done, total=total, description=page))
+    table = Table(title=f"Verification ({verifier.name}, threshold {threshold:g})")
+    for column in ("page", "sentences", "supported", "re-scored", "outdated"):
+        table.add_column(column)
+    for result in results:
+        table.add_row(result.page, str(len(result.sentences)), f"{result.supported_share(threshold):.0%}", "no" if result.reused else "yes", "yes" if result.outdated else "no")
+    console.print(table)
+    for page, reason in failures:
+        errors.print(f"[red]failed[/red] {reason}", highlight=False)
+    if failures:
+        sys.exit(2)
+
+
+@cli.command()
 @workspace_option
 def trace(workspace_path: str | None) -> None:
     """Show the spans of the last traced run (.llmwiki/traces/spans.jsonl)."""

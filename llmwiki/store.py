@@ -199,6 +199,11 @@ def _index_chunks(conn: duckdb.DuckDBPyConnection, chunk_filter: str, parameters
     _bump_generation(conn)
 
 
+def _delete_verifications(conn: duckdb.DuckDBPyConnection, page_id: int) -> None:
+    conn.execute("DELETE FROM verification_sentences WHERE verification_id IN (SELECT id FROM page_verifications WHERE page_id = ?)", [page_id])
+    conn.execute("DELETE FROM page_verifications WHERE page_id = ?", [page_id])
+
+
 def _bump_generation(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute("UPDATE search_state SET value = value + 1 WHERE key = 'generation'")
 
@@ -393,6 +398,7 @@ class Store:
             conn.execute("DELETE FROM chunk_embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
             conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
             conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
+            _delete_verifications(conn, document_id)  # a rewritten page's verification no longer applies
             page_table = pa.table(  # noqa: F841 - DuckDB reads it by name
                 {
                     "document_id": pa.array([document_id] * len(pages), pa.int64()),
@@ -509,6 +515,7 @@ class Store:
             conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
             conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
             conn.execute("DELETE FROM doc_references WHERE from_id = ? OR to_id = ?", [document_id, document_id])
+            _delete_verifications(conn, document_id)
             conn.execute("DELETE FROM documents WHERE id = ?", [document_id])
             _bump_generation(conn)
         return True
@@ -535,6 +542,52 @@ class Store:
                 """,
                 [document_id],
             ).fetchall()
+
+    def save_verification(self, page_id: int, *, body_hash: str, source_hashes: str, model: str, threshold: float, started_at, scores) -> int:
+        """Store a page's verification (replacing the previous one) in one transaction."""
+        with self.transaction() as conn:
+            _delete_verifications(conn, page_id)
+            verification_id = conn.execute(
+                "INSERT INTO page_verifications (page_id, body_hash, source_hashes, model, threshold, started_at, finished_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, current_timestamp) RETURNING id",
+                [page_id, body_hash, source_hashes, model, threshold, started_at],
+            ).fetchone()[0]
+            rows = [
+                (verification_id, seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
+                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id)
+                for seq, score in enumerate(scores)
+            ]
+            if rows:
+                conn.executemany(
+                    """
+                    INSERT INTO verification_sentences
+                    SELECT ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM documents WHERE path = ?), ?, ?
+                    """,
+                    rows,
+                )
+        return verification_id
+
+    def latest_verification(self, page_id: int) -> tuple[dict, list[dict]] | None:
+        """A page's stored verification: (header, sentence rows), or None."""
+        with self.connect() as conn:
+            header = conn.execute(
+                "SELECT id, body_hash, source_hashes, model, threshold, started_at, finished_at FROM page_verifications WHERE page_id = ? ORDER BY id DESC LIMIT 1",
+                [page_id],
+            ).fetchone()
+            if header is None:
+                return None
+            rows = conn.execute(
+                """
+                SELECT sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
+                       documents.path, excerpt_page, excerpt_chunk_id
+                FROM verification_sentences LEFT JOIN documents ON documents.id = verification_sentences.excerpt_document_id
+                WHERE verification_id = ? ORDER BY seq
+                """,
+                [header[0]],
+            ).fetchall()
+        keys = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at")
+        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id")
+        return dict(zip(keys, header)), [dict(zip(sentence_keys, row)) for row in rows]
 
     def citation_targets(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
         """chunk id -> (document path, page number, breadcrumb) for the ids that exist."""

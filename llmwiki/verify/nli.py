@@ -1,0 +1,148 @@
+"""Sentence-pair scoring: P(entailment, neutral, contradiction) for (premise, hypothesis).
+
+``NLIVerifier`` loads any Hugging Face sequence-classification NLI model, by
+hub id (for users with hub access) or local path, through transformers. Labels
+are mapped by their ``id2label`` names, in any order or casing; a two-label
+model (entailment / not entailment) reports P(not entailment) as neutral and
+0 as contradiction. Long pairs are truncated from the longer side so the
+hypothesis is never dropped.
+
+``SimilarityVerifier`` is the stand-in while llmwiki's own trained NLI
+weights are not shipped: the cosine similarity of MiniLM embeddings, mapped
+to [0, 1] and reported as "entailment". It is a weak signal (WiCE dev ROC AUC
+about 0.67) and every report says which scorer was used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from llmwiki.errors import LlmwikiError
+
+DEFAULT_MODEL = "llmwiki-default"
+SIMILARITY_MODEL = "minilm-cosine"
+
+
+class VerifierError(LlmwikiError):
+    """The verifier model could not be loaded or used."""
+
+
+class Verifier(Protocol):
+    name: str
+
+    def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        """(n, 3) probabilities: entailment, neutral, contradiction, one row per pair."""
+        ...
+
+
+_ALIASES = {
+    "entailment": "entailment", "entail": "entailment", "entails": "entailment", "entailed": "entailment", "supports": "entailment", "supported": "entailment",
+    "neutral": "neutral", "not_enough_info": "neutral", "nei": "neutral",
+    "contradiction": "contradiction", "contradict": "contradiction", "contradicts": "contradiction", "refutes": "contradiction", "refuted": "contradiction",
+    "not_entailment": "not_entailment", "non_entailment": "not_entailment", "not_entailed": "not_entailment", "notentailment": "not_entailment",
+}
+
+
+def label_columns(id2label: dict) -> dict[str, int]:
+    """Map a model's id2label to {entailment, neutral, contradiction | not_entailment: index}."""
+    mapping: dict[str, int] = {}
+    for index, name in id2label.items():
+        key = re.sub(r"[\s\-]+", "_", str(name).strip().lower())
+        canonical = _ALIASES.get(key)
+        if canonical is None:
+            msg = (
+                f"label {name!r} (id {index}) is not an NLI label. The model's config.json must name its labels "
+                "entailment / neutral / contradiction (or entailment / not_entailment) in id2label."
+            )
+            raise VerifierError(msg)
+        mapping[canonical] = int(index)
+    if "entailment" not in mapping or not ({"neutral", "contradiction"} <= set(mapping) or "not_entailment" in mapping):
+        raise VerifierError(f"labels {sorted(mapping)} lack entailment plus neutral/contradiction or not_entailment. Use a 2- or 3-way NLI model.")
+    return mapping
+
+
+class NLIVerifier:
+    """A Hugging Face NLI cross-encoder on CPU or GPU, batched."""
+
+    def __init__(self, model: str | Path, *, device: str | None = None, max_length: int = 256, batch_size: int = 32) -> None:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.name = str(model)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(model))
+            self.model = AutoModelForSequenceClassification.from_pretrained(str(model))
+        except (OSError, ValueError) as err:
+            msg = f"cannot load the NLI model {model!r} ({err}). Give a local folder saved with save_pretrained, or a hub id when the hub can be reached (HF_HUB_OFFLINE is set in tests)."
+            raise VerifierError(msg) from err
+        import torch
+
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.model.to(self.device).eval()
+        self.columns = label_columns(self.model.config.id2label)
+        self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
+        self.batch_size = batch_size
+
+    def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        import torch
+
+        if len(premises) != len(hypotheses):
+            raise VerifierError(f"{len(premises)} premises but {len(hypotheses)} hypotheses; give one premise per hypothesis.")
+        rows = []
+        for start in range(0, len(premises), self.batch_size):
+            batch = self.tokenizer(
+                list(premises[start:start + self.batch_size]), list(hypotheses[start:start + self.batch_size]),
+                truncation="longest_first", max_length=self.max_length, padding=True, return_tensors="pt",
+            ).to(self.device)
+            with torch.inference_mode():
+                probabilities = torch.softmax(self.model(**batch).logits.float(), dim=-1).cpu().numpy()
+            rows.append(probabilities)
+        probabilities = np.concatenate(rows) if rows else np.zeros((0, len(self.columns)))
+        result = np.zeros((len(probabilities), 3), dtype=np.float64)
+        result[:, 0] = probabilities[:, self.columns["entailment"]]
+        if "not_entailment" in self.columns:
+            result[:, 1] = probabilities[:, self.columns["not_entailment"]]
+        else:
+            result[:, 1] = probabilities[:, self.columns["neutral"]]
+            result[:, 2] = probabilities[:, self.columns["contradiction"]]
+        return result
+
+
+class SimilarityVerifier:
+    """Cosine similarity of MiniLM embeddings in [0, 1] as "entailment": a stand-in, not NLI."""
+
+    name = SIMILARITY_MODEL
+
+    def __init__(self, embedder=None) -> None:
+        from llmwiki.embeddings import default_embedder
+
+        self.embedder = embedder or default_embedder()
+
+    def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        if not premises:
+            return np.zeros((0, 3))
+        unique = list(dict.fromkeys([*premises, *hypotheses]))
+        vectors = dict(zip(unique, self.embedder.encode(unique)))
+        similarity = np.array([float(vectors[p] @ vectors[h]) for p, h in zip(premises, hypotheses)])
+        entail = np.clip((similarity + 1) / 2, 0, 1)
+        return np.stack([entail, 1 - entail, np.zeros_like(entail)], axis=1)
+
+
+def shipped_weights() -> Path | None:
+    """The folder of llmwiki's own trained NLI weights, when this install has them."""
+    folder = Path(__file__).parent / "weights"
+    return folder if (folder / "config.json").is_file() else None
+
+
+def load_verifier(model: str = DEFAULT_MODEL) -> Verifier:
+    """The configured verifier; the default falls back to similarity until trained weights ship."""
+    if model == SIMILARITY_MODEL:
+        return SimilarityVerifier()
+    if model == DEFAULT_MODEL:
+        weights = shipped_weights()
+        return NLIVerifier(weights) if weights is not None else SimilarityVerifier()
+    return NLIVerifier(model)

@@ -1,0 +1,286 @@
+"""Page verification: every sentence of a page scored against its sources.
+
+1. Split the body into sentences with pysbd, skipping frontmatter, headings,
+   code, tables, lists of links, HTML comments, citation definitions and
+   "See also" sections; each sentence keeps its offsets in the body, and its
+   ``[c12]`` markers are removed before scoring.
+2. The page's context is the chunks of the sources named in its frontmatter
+   and of the documents it cites in the store (a page that cites nothing is
+   checked against every source, limited by relevance).
+3. Premises are pruned per sentence: the chunks sharing most terms with it,
+   then windows of one to three sentences inside them, so the model sees a
+   few pairs per sentence instead of every chunk.
+4. A sentence's score is the largest P(entailment) over its premises
+   (SummaC-ZS style); the largest P(contradiction) is kept too, with the
+   best excerpt (whitespace-normalised, at most 300 characters) and where it
+   is (document, page, chunk).
+
+Nothing is classified in the store: the threshold applies when results are
+read. A stored verification whose page body or source hashes changed is
+reported outdated; a page whose body and sources are unchanged is not scored
+again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from llmwiki.errors import LlmwikiError
+from llmwiki.pages import CITATION, read_page
+
+EXCERPT_CHARS = 300
+MAX_CONTEXT_CHUNKS = 200
+_SKIP_LINE = re.compile(r"^\s*(#|```|~~~|\||<!--|\[c\d+\]:|- \[[^\]]*\]\([^)]*\)\s*$|\* \[[^\]]*\]\([^)]*\)\s*$)")
+_SEE_ALSO = re.compile(r"^#+\s*(see also|references|external links|concepts|sources)\b", re.IGNORECASE)
+_WORDS = re.compile(r"[^\W_]{3,}")
+
+
+class VerificationError(LlmwikiError):
+    """A page could not be verified."""
+
+
+@dataclass(frozen=True)
+class PageSentence:
+    text: str  # as scored: citation markers removed, whitespace normalised
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class SentenceScore:
+    sentence: str
+    start: int
+    end: int
+    p_entailment: float
+    p_contradiction: float
+    excerpt: str | None
+    excerpt_path: str | None
+    excerpt_page: int | None
+    excerpt_chunk_id: int | None
+
+    def supported(self, threshold: float) -> bool:
+        return self.p_entailment >= threshold
+
+
+@dataclass(frozen=True)
+class PageVerification:
+    page: str
+    model: str
+    sentences: tuple[SentenceScore, ...]
+    body_hash: str
+    source_hashes: dict
+    finished_at: datetime | None = None
+    outdated: bool = False
+    reused: bool = False
+    pairs_scored: int = 0
+
+    def supported_share(self, threshold: float) -> float:
+        if not self.sentences:
+            return 0.0
+        return sum(sentence.supported(threshold) for sentence in self.sentences) / len(self.sentences)
+
+
+def page_sentences(body: str) -> list[PageSentence]:
+    """The sentences of a page body that make claims, with their offsets."""
+    import pysbd
+
+    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    sentences = []
+    offset = 0
+    in_code = False
+    skipping_section = False
+    paragraph: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        if not paragraph:
+            return
+        start = paragraph[0][0]
+        text = "\n".join(line for _, line in paragraph)
+        for span in segmenter.segment(text):
+            raw = span.sent
+            cleaned = " ".join(CITATION.sub("", raw).split())
+            if len(cleaned.split()) >= 3 and any(char.isalpha() for char in cleaned):
+                stripped_start = start + span.start + (len(raw) - len(raw.lstrip()))
+                sentences.append(PageSentence(text=cleaned, start=stripped_start, end=start + span.start + len(raw.rstrip())))
+        paragraph.clear()
+
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_code = not in_code
+            flush()
+        elif in_code:
+            pass
+        elif re.match(r"^#+\s", stripped):
+            flush()
+            skipping_section = bool(_SEE_ALSO.match(stripped))
+        elif not stripped:
+            flush()
+        elif skipping_section or _SKIP_LINE.match(line):
+            flush()
+        else:
+            paragraph.append((offset, line))
+        offset += len(line) + 1
+    flush()
+    return sentences
+
+
+def _terms(text: str) -> set[str]:
+    return {word.lower() for word in _WORDS.findall(text)}
+
+
+def _windows(text: str) -> list[str]:
+    """Windows of one to three consecutive sentences of a chunk."""
+    from llmwiki.chunking import sentence_spans
+
+    sentences = [" ".join(text[start:end].split()) for start, end in sentence_spans(CITATION.sub("", text))]
+    sentences = [sentence for sentence in sentences if sentence]
+    windows = []
+    for size in (1, 2, 3):
+        for index in range(len(sentences) - size + 1):
+            windows.append(" ".join(sentences[index:index + size]))
+    return windows or [" ".join(text.split())]
+
+
+def prune_premises(sentence: str, chunks: Sequence[tuple[int, str, int, str]], *, top_chunks: int = 3, top_windows: int = 8) -> list[tuple[str, tuple[int, str, int]]]:
+    """The premise windows most likely to support a sentence: (window, (chunk id, path, page))."""
+    terms = _terms(sentence)
+    if not chunks:
+        return []
+    ranked = sorted(chunks, key=lambda chunk: -len(terms & _terms(chunk[3])))[:top_chunks]
+    candidates = []
+    for chunk_id, path, page, text in ranked:
+        for window in _windows(text):
+            overlap = len(terms & _terms(window))
+            candidates.append((overlap, -len(window), window, (chunk_id, path, page)))
+    candidates.sort(key=lambda item: (-item[0], -item[1]))
+    return [(window, where) for _, _, window, where in candidates[:top_windows]]
+
+
+def body_hash(body: str) -> str:
+    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict]:
+    """Context chunks (id, path, page, text) and {source path: content hash} for a page."""
+    store = workspace.store
+    paths = [entry["path"] for entry in page.meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") not in (None, "chat")]
+    document = store.document_by_path(page.path)
+    if document is not None:
+        paths += [target for kind, target in store.references(document.id) if kind == "cites"]
+    documents = [store.document_by_path(path) for path in dict.fromkeys(paths)]
+    documents = [doc for doc in documents if doc is not None and doc.path != page.path]
+    if not documents:
+        documents = [doc for doc in store.documents(kind="source") if doc.status == "ready"]
+    hashes = {doc.path: doc.content_hash for doc in documents}
+    chunks = []
+    for doc in documents:
+        chunks += [(chunk.id, doc.path, chunk.page_number, chunk.text) for chunk in store.chunks(doc.id)]
+    if len(chunks) > MAX_CONTEXT_CHUNKS:
+        terms = _terms(page.body)
+        chunks = sorted(chunks, key=lambda chunk: -len(terms & _terms(chunk[3])))[:MAX_CONTEXT_CHUNKS]
+    return chunks, hashes
+
+
+def verify_page(workspace, page_path: str, verifier, *, force: bool = False, premises_per_sentence: int = 8) -> PageVerification:
+    """Score every sentence of a page against its sources and store the result.
+
+    An unchanged page (same body, same source hashes, same model) is not
+    scored again unless force is set.
+    """
+    store = workspace.store
+    try:
+        page = read_page(workspace.root, page_path)
+    except LlmwikiError as err:
+        raise VerificationError(str(err)) from err
+    document = store.document_by_path(page_path)
+    if document is None:
+        raise VerificationError(f"{page_path}: the page is not indexed. Run `llmwiki ingest {page_path}` (or regenerate it) first.")
+    digest = body_hash(page.body)
+    chunks, hashes = _context(workspace, page)
+    if not chunks:
+        raise VerificationError(f"{page_path}: no source context could be resolved (its sources are missing or not ingested). Ingest its sources, then verify again.")
+    stored = load_verification(workspace, page_path)
+    if stored is not None and not force and stored.model == verifier.name and not stored.outdated:
+        return PageVerification(**{**stored.__dict__, "reused": True, "pairs_scored": 0})
+    sentences = page_sentences(page.body)
+    if not sentences:
+        raise VerificationError(f"{page_path}: the page has no sentences to verify (only headings, lists, tables or code).")
+    started = datetime.now()
+    pairs: list[tuple[int, str, tuple]] = []
+    for index, sentence in enumerate(sentences):
+        for window, where in prune_premises(sentence.text, chunks, top_windows=premises_per_sentence):
+            pairs.append((index, window, where))
+    probabilities = verifier.score([window for _, window, _ in pairs], [sentences[index].text for index, _, _ in pairs]) if pairs else np.zeros((0, 3))
+    scores = []
+    for index, sentence in enumerate(sentences):
+        rows = [(probabilities[row], window, where) for row, (owner, window, where) in enumerate(pairs) if owner == index]
+        if not rows:
+            scores.append(SentenceScore(sentence.text, sentence.start, sentence.end, 0.0, 0.0, None, None, None, None))
+            continue
+        best = max(rows, key=lambda item: item[0][0])
+        excerpt = " ".join(best[1].split())[:EXCERPT_CHARS]
+        scores.append(SentenceScore(
+            sentence=sentence.text, start=sentence.start, end=sentence.end,
+            p_entailment=float(best[0][0]), p_contradiction=float(max(item[0][2] for item in rows)),
+            excerpt=excerpt, excerpt_path=best[2][1], excerpt_page=best[2][2], excerpt_chunk_id=best[2][0],
+        ))
+    result = PageVerification(page=page_path, model=verifier.name, sentences=tuple(scores), body_hash=digest, source_hashes=hashes,
+                              finished_at=datetime.now(), pairs_scored=len(pairs))
+    store.save_verification(document.id, body_hash=digest, source_hashes=json.dumps(hashes, sort_keys=True), model=verifier.name,
+                            threshold=workspace.config.verification.threshold, started_at=started, scores=scores)
+    return result
+
+
+def load_verification(workspace, page_path: str) -> PageVerification | None:
+    """The stored verification of a page, marked outdated when its page or sources changed."""
+    store = workspace.store
+    document = store.document_by_path(page_path)
+    if document is None:
+        return None
+    row = store.latest_verification(document.id)
+    if row is None:
+        return None
+    header, sentence_rows = row
+    stored_hashes = json.loads(header["source_hashes"])
+    outdated = False
+    try:
+        page = read_page(workspace.root, page_path)
+        outdated = body_hash(page.body) != header["body_hash"]
+    except LlmwikiError:
+        outdated = True
+    for path, digest in stored_hashes.items():
+        current = store.document_by_path(path)
+        if current is None or current.content_hash != digest:
+            outdated = True
+    sentences = tuple(SentenceScore(**sentence) for sentence in sentence_rows)
+    return PageVerification(page=page_path, model=header["model"], sentences=sentences, body_hash=header["body_hash"],
+                            source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated)
+
+
+def verify_pages(workspace, pages: Sequence[str], verifier, *, force: bool = False, on_progress: Callable[[int, int, str], None] | None = None) -> tuple[list[PageVerification], list[tuple[str, str]]]:
+    """Verify many pages, continuing past failures: (results, [(page, reason)])."""
+    results, failures = [], []
+    for done, page in enumerate(pages):
+        if on_progress is not None:
+            on_progress(done, len(pages), page)
+        try:
+            results.append(verify_page(workspace, page, verifier, force=force, premises_per_sentence=workspace.config.verification.premises_per_sentence))
+        except LlmwikiError as err:
+            failures.append((page, str(err)))
+    if on_progress is not None:
+        on_progress(len(pages), len(pages), "")
+    return results, failures
+
+
+def wiki_pages(workspace) -> list[str]:
+    """Every verifiable page: summaries, concepts, answers."""
+    root = workspace.root
+    return sorted(path.relative_to(root).as_posix() for folder in ("wiki/summaries", "wiki/concepts", "wiki/answers") for path in (root / folder).glob("*.md"))

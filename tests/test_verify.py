@@ -1,0 +1,216 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llmwiki.ingest import ingest_paths
+from llmwiki.verify import (
+    NLIVerifier,
+    VerificationError,
+    VerifierError,
+    label_columns,
+    load_verification,
+    page_sentences,
+    verify_page,
+)
+
+# -- the model loading path, on tiny models built here ------------------------------
+
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "otter", "eats", "fish", "kelp", "a", "is", "sea", "##s", "."]
+
+
+def tiny_model(folder, id2label: dict[int, str], *, favour: int | None = None):
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    (folder).mkdir(parents=True, exist_ok=True)
+    vocab = folder / "vocab.txt"
+    vocab.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab_file=str(vocab), model_max_length=64)
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                        max_position_embeddings=64, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()})
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(config)
+    if favour is not None:
+        with torch.no_grad():
+            model.classifier.weight.zero_()
+            model.classifier.bias.zero_()
+            model.classifier.bias[favour] = 10.0
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("id2label", "expected"),
+    [
+        ({0: "entailment", 1: "neutral", 2: "contradiction"}, {"entailment": 0, "neutral": 1, "contradiction": 2}),
+        ({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}, {"entailment": 2, "neutral": 1, "contradiction": 0}),
+        ({0: "Neutral", 1: "Entailment", 2: "Contradiction"}, {"entailment": 1, "neutral": 0, "contradiction": 2}),
+        ({0: "entailment", 1: "not_entailment"}, {"entailment": 0, "not_entailment": 1}),
+        ({0: "not entailment", 1: "entailment"}, {"entailment": 1, "not_entailment": 0}),
+    ],
+)
+def test_label_mapping_by_name(id2label, expected):
+    assert label_columns(id2label) == expected
+
+
+@pytest.mark.parametrize("id2label", [{0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}, {0: "positive", 1: "negative"}, {0: "neutral", 1: "contradiction"}])
+def test_non_nli_labels_are_refused_with_the_fix(id2label):
+    with pytest.raises(VerifierError, match="id2label|NLI"):
+        label_columns(id2label)
+
+
+@pytest.mark.parametrize("layout", [{0: "entailment", 1: "neutral", 2: "contradiction"}, {0: "contradiction", 1: "entailment", 2: "neutral"}])
+def test_a_tiny_saved_model_loads_and_its_labels_are_mapped(tmp_path, layout):
+    entail_index = next(index for index, name in layout.items() if name == "entailment")
+    path = tiny_model(tmp_path / "m", layout, favour=entail_index)
+    verifier = NLIVerifier(path)
+    scores = verifier.score(["the otter eats fish ."] * 2, ["a sea otter eats kelp .", "the otter ."])
+    assert scores.shape == (2, 3)
+    assert np.allclose(scores.sum(axis=1), 1, atol=1e-5)
+    assert (scores[:, 0] > 0.99).all()  # the favoured label is read as entailment, whatever its index
+    contradiction = next(index for index, name in layout.items() if name == "contradiction")
+    against = NLIVerifier(tiny_model(tmp_path / "c", layout, favour=contradiction))
+    assert (against.score(["the otter ."], ["fish ."])[:, 2] > 0.99).all()  # control
+
+
+def test_a_two_label_model_reports_not_entailment_as_neutral(tmp_path):
+    verifier = NLIVerifier(tiny_model(tmp_path / "m", {0: "entailment", 1: "not_entailment"}, favour=1))
+    scores = verifier.score(["the otter eats fish ."], ["kelp ."])
+    assert scores[0, 1] > 0.99 and scores[0, 2] == 0.0
+
+
+def test_long_pairs_are_truncated_not_refused(tmp_path):
+    verifier = NLIVerifier(tiny_model(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}), max_length=32)
+    scores = verifier.score(["the otter eats fish . " * 200], ["a sea otter eats kelp . " * 100])
+    assert scores.shape == (1, 3) and np.isfinite(scores).all()
+
+
+def test_a_missing_model_says_what_to_give(tmp_path):
+    with pytest.raises(VerifierError, match="save_pretrained"):
+        NLIVerifier(tmp_path / "nothing-here")
+
+
+# -- sentence splitting ---------------------------------------------------------------
+
+
+def test_page_sentences_skip_structure_and_keep_offsets():
+    body = (
+        "# Title\n\n"
+        "Dr. Smith paid 3.50 euros in the U.S. market [c12]. The otter ate 2.5 kg of fish [c3].\n\n"
+        "```\ncode is not a claim.\n```\n\n"
+        "| a | b |\n|---|---|\n| tables are not claims | x |\n\n"
+        "- [Otters](../concepts/otters.md)\n"
+        "- Lists of facts count as sentences, like this one.\n\n"
+        "<!-- source: sources/a.md -->\n\n"
+        "## See also\n\nAnything in a See also section is skipped.\n\n"
+        "[c12]: ../../sources/a.md \"p.1\"\n"
+    )
+    sentences = page_sentences(body)
+    texts = [sentence.text for sentence in sentences]
+    assert texts == [
+        "Dr. Smith paid 3.50 euros in the U.S. market .",
+        "The otter ate 2.5 kg of fish .",
+        "- Lists of facts count as sentences, like this one.",
+    ]
+    for sentence in sentences:
+        raw = body[sentence.start:sentence.end]
+        assert raw.split()[0] in sentence.text and "[c" not in sentence.text
+    assert page_sentences("# Only a heading\n\n- [a](b.md)\n") == []
+
+
+# -- page verification --------------------------------------------------------------
+
+
+class LexicalVerifier:
+    """P(entailment) = 1 when every word of the hypothesis is in the premise, else 0.1; counts pairs."""
+
+    name = "lexical-test"
+
+    def __init__(self):
+        self.pairs = 0
+
+    def score(self, premises, hypotheses):
+        self.pairs += len(premises)
+        rows = []
+        for premise, hypothesis in zip(premises, hypotheses):
+            words = {word.strip(".,").lower() for word in hypothesis.split()}
+            supported = words <= {word.strip(".,").lower() for word in premise.split()}
+            rows.append([1.0, 0.0, 0.0] if supported else [0.1, 0.2, 0.7])
+        return np.array(rows)
+
+
+KELP = "# Kelp\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring. Sea urchins graze on kelp.\n"
+
+
+@pytest.fixture
+def page(workspace):
+    (workspace.sources_dir / "kelp.md").write_text(KELP, encoding="utf-8")
+    (workspace.sources_dir / "other.md").write_text("# Other\n\nThe Other Source mentions the Other Source twice.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    return workspace, "wiki/summaries/kelp.md"
+
+
+def test_verification_is_stored_and_not_rescored_when_nothing_changed(page):
+    workspace, path = page
+    verifier = LexicalVerifier()
+    first = verify_page(workspace, path, verifier)
+    assert first.pairs_scored > 0 and verifier.pairs == first.pairs_scored
+    assert all(sentence.p_entailment == 1.0 for sentence in first.sentences)  # extractive pages quote their source
+    assert first.sentences[0].excerpt_path == "sources/kelp.md" and first.sentences[0].excerpt_chunk_id
+    again = verify_page(workspace, path, verifier)
+    assert again.reused and verifier.pairs == first.pairs_scored  # 0 new NLI calls
+    stored = load_verification(workspace, path)
+    assert [s.sentence for s in stored.sentences] == [s.sentence for s in first.sentences] and not stored.outdated
+
+
+def test_threshold_reclassifies_without_rescoring(page):
+    workspace, path = page
+    page_file = workspace.root / path
+    page_file.write_text(page_file.read_text(encoding="utf-8").replace("\n\n## Concepts", "\n\nWhales sing in the kelp at night.\n\n## Concepts"), encoding="utf-8")
+    ingest_paths(workspace, [page_file])
+    verifier = LexicalVerifier()
+    result = verify_page(workspace, path, verifier)
+    calls = verifier.pairs
+    assert result.supported_share(0.5) < 1.0 and result.supported_share(0.05) == 1.0
+    stored = load_verification(workspace, path)
+    assert stored.supported_share(0.5) == result.supported_share(0.5) and verifier.pairs == calls
+
+
+def test_a_page_edit_makes_its_verification_outdated_and_an_untouched_page_stays_valid(page):
+    workspace, path = page
+    verify_page(workspace, path, LexicalVerifier())
+    verify_page(workspace, "wiki/summaries/other.md", LexicalVerifier())
+    page_file = workspace.root / path
+    page_file.write_text(page_file.read_text(encoding="utf-8") + "\nAn added sentence about divers.\n", encoding="utf-8")
+    assert load_verification(workspace, path).outdated
+    assert not load_verification(workspace, "wiki/summaries/other.md").outdated  # control
+    ingest_paths(workspace, [page_file])  # writing (indexing) the page drops its stored verification
+    assert load_verification(workspace, path) is None
+
+
+def test_a_source_change_makes_its_pages_verifications_outdated(page):
+    workspace, path = page
+    verify_page(workspace, path, LexicalVerifier())
+    verify_page(workspace, "wiki/summaries/other.md", LexicalVerifier())
+    (workspace.sources_dir / "kelp.md").write_text(KELP.replace("every spring", "every autumn"), encoding="utf-8")
+    ingest_paths(workspace, [workspace.sources_dir / "kelp.md"], generate=False)
+    assert load_verification(workspace, path).outdated
+    assert not load_verification(workspace, "wiki/summaries/other.md").outdated  # control
+
+
+def test_pages_that_cannot_be_verified_say_why(page):
+    workspace, _ = page
+    bare = workspace.root / "wiki/concepts/bare.md"
+    bare.write_text("---\ntitle: Bare\nsources:\n- path: sources/kelp.md\n---\n\n# Bare\n\n- [Kelp](../summaries/kelp.md)\n", encoding="utf-8")
+    ingest_paths(workspace, [bare])
+    with pytest.raises(VerificationError, match="no sentences"):
+        verify_page(workspace, "wiki/concepts/bare.md", LexicalVerifier())
+    with pytest.raises(VerificationError, match="not indexed|no such page"):
+        verify_page(workspace, "wiki/concepts/missing.md", LexicalVerifier())
+    foreign = workspace.root / "wiki/concepts/fremd.md"
+    foreign.write_text("---\ntitle: Fremd\nsources:\n- path: sources/kelp.md\n---\n\n# Fremd\n\nDer Seetangwald beherbergt viele Fische.\n", encoding="utf-8")
+    ingest_paths(workspace, [foreign])
+    result = verify_page(workspace, "wiki/concepts/fremd.md", LexicalVerifier())
+    assert len(result.sentences) == 1 and result.sentences[0].p_entailment == pytest.approx(0.1)
