@@ -214,3 +214,14 @@ def test_pages_that_cannot_be_verified_say_why(page):
     ingest_paths(workspace, [foreign])
     result = verify_page(workspace, "wiki/concepts/fremd.md", LexicalVerifier())
     assert len(result.sentences) == 1 and result.sentences[0].p_entailment == pytest.approx(0.1)
+
+
+def test_the_default_verifier_without_trained_weights_is_word_overlap():
+    from llmwiki.verify.nli import OverlapVerifier, load_verifier, shipped_weights
+
+    if shipped_weights() is not None:
+        pytest.skip("trained weights are installed")
+    verifier = load_verifier()
+    assert isinstance(verifier, OverlapVerifier) and verifier.name == "lexical-overlap"
+    scores = verifier.score(["The otter eats fish in rivers.", "The otter eats fish in rivers."], ["Otters eat fish.", "Whales sing songs."])
+    assert scores[0, 0] > scores[1, 0] and scores[1, 0] == 0.0

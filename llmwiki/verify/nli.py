@@ -7,10 +7,11 @@ model (entailment / not entailment) reports P(not entailment) as neutral and
 0 as contradiction. Long pairs are truncated from the longer side so the
 hypothesis is never dropped.
 
-``SimilarityVerifier`` is the stand-in while llmwiki's own trained NLI
-weights are not shipped: the cosine similarity of MiniLM embeddings, mapped
-to [0, 1] and reported as "entailment". It is a weak signal (WiCE dev ROC AUC
-about 0.67) and every report says which scorer was used.
+Until llmwiki's own trained NLI weights ship, the default is
+``OverlapVerifier`` (the share of the sentence's words found in the premise),
+which measured better than MiniLM cosine on WiCE dev; ``SimilarityVerifier``
+(cosine of MiniLM embeddings) is available as "minilm-cosine". Neither is NLI:
+every report names the scorer it used.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from llmwiki.errors import LlmwikiError
 
 DEFAULT_MODEL = "llmwiki-default"
 SIMILARITY_MODEL = "minilm-cosine"
+OVERLAP_MODEL = "lexical-overlap"
+_WORDS = re.compile(r"[^\W_]{3,}")
 
 
 class VerifierError(LlmwikiError):
@@ -132,6 +135,26 @@ class SimilarityVerifier:
         return np.stack([entail, 1 - entail, np.zeros_like(entail)], axis=1)
 
 
+class OverlapVerifier:
+    """Share of the hypothesis's words (3+ letters) found in the premise, as "entailment".
+
+    Not NLI: it cannot see negation or paraphrase. It is the default until
+    llmwiki's trained NLI weights ship, because with premise pruning it scored
+    better on WiCE dev than MiniLM cosine (bench/verify.py: BAcc 67.2 vs 58.2,
+    AUC 0.740 vs 0.671) at a fraction of the cost.
+    """
+
+    name = OVERLAP_MODEL
+
+    def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        rows = []
+        for premise, hypothesis in zip(premises, hypotheses):
+            words = {word.lower() for word in _WORDS.findall(hypothesis)}
+            share = len(words & {word.lower() for word in _WORDS.findall(premise)}) / max(len(words), 1)
+            rows.append([share, 1 - share, 0.0])
+        return np.array(rows, dtype=np.float64).reshape(-1, 3)
+
+
 def shipped_weights() -> Path | None:
     """The folder of llmwiki's own trained NLI weights, when this install has them."""
     folder = Path(__file__).parent / "weights"
@@ -139,10 +162,12 @@ def shipped_weights() -> Path | None:
 
 
 def load_verifier(model: str = DEFAULT_MODEL) -> Verifier:
-    """The configured verifier; the default falls back to similarity until trained weights ship."""
+    """The configured verifier; the default is word overlap until trained NLI weights ship."""
     if model == SIMILARITY_MODEL:
         return SimilarityVerifier()
+    if model == OVERLAP_MODEL:
+        return OverlapVerifier()
     if model == DEFAULT_MODEL:
         weights = shipped_weights()
-        return NLIVerifier(weights) if weights is not None else SimilarityVerifier()
+        return NLIVerifier(weights) if weights is not None else OverlapVerifier()
     return NLIVerifier(model)
