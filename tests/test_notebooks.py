@@ -121,3 +121,15 @@ def test_ask_notebook_in_a_real_browser(sample):
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def test_review_notebook_has_one_row_per_sentence(sample):
+    from llmwiki.verify import load_verification
+    from llmwiki.workspace import Workspace
+
+    result = run_notebook("review.py", sample, "--verify", "--page", "wiki/summaries/otter.md", "--page", "wiki/summaries/turtle.md")
+    assert result.returncode == 0, result.stderr
+    assert "verified 2 pages" in result.stdout and "0 failed" in result.stdout
+    workspace = Workspace.open(sample)
+    expected = sum(len(load_verification(workspace, page).sentences) for page in ("wiki/summaries/otter.md", "wiki/summaries/turtle.md"))
+    assert f"sentences: {expected} rows" in result.stdout and expected > 0

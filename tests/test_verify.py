@@ -225,3 +225,25 @@ def test_the_default_verifier_without_trained_weights_is_word_overlap():
     assert isinstance(verifier, OverlapVerifier) and verifier.name == "lexical-overlap"
     scores = verifier.score(["The otter eats fish in rivers.", "The otter eats fish in rivers."], ["Otters eat fish.", "Whales sing songs."])
     assert scores[0, 0] > scores[1, 0] and scores[1, 0] == 0.0
+
+
+def test_shipped_weights_are_assembled_from_the_package_base_and_checked(tmp_path):
+    import torch
+
+    from llmwiki.verify.nli import NLIVerifier, VerifierError
+    from llmwiki.verify.train import SHIPPED_FILE, base_model, load_shipped, save_shipped
+
+    model, _ = base_model()
+    with torch.no_grad():
+        model.classifier.bias.copy_(torch.tensor([3.0, 0.0, -3.0]))
+    sums = save_shipped(model, tmp_path / "weights")
+    assert (tmp_path / "weights" / SHIPPED_FILE).stat().st_size < 25 * 1024 * 1024  # the embedding matrix is not shipped
+    loaded, tokenizer = load_shipped(tmp_path / "weights")
+    assert torch.allclose(loaded.classifier.bias, torch.tensor([3.0, 0.0, -3.0]))
+    assert torch.equal(loaded.bert.embeddings.word_embeddings.weight, model.bert.embeddings.word_embeddings.weight)
+    verifier = NLIVerifier(loaded, tokenizer=tokenizer, name="llmwiki-default")
+    assert verifier.score(["Otters eat fish."], ["Otters eat."]).shape == (1, 3)
+    (tmp_path / "weights" / "SHA256SUMS").write_text(f"{'0' * 64}  {SHIPPED_FILE}\n", encoding="utf-8")
+    with pytest.raises(VerifierError, match="checksum mismatch"):
+        load_shipped(tmp_path / "weights")
+    assert sums[SHIPPED_FILE] != "0" * 64

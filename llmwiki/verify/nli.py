@@ -72,16 +72,20 @@ def label_columns(id2label: dict) -> dict[str, int]:
 class NLIVerifier:
     """A Hugging Face NLI cross-encoder on CPU or GPU, batched."""
 
-    def __init__(self, model: str | Path, *, device: str | None = None, max_length: int = 256, batch_size: int = 32) -> None:
+    def __init__(self, model, *, device: str | None = None, max_length: int = 256, batch_size: int = 32, tokenizer=None, name: str | None = None) -> None:
+        """model: a hub id or local path, or an already loaded model (with its tokenizer)."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        self.name = str(model)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(model))
-            self.model = AutoModelForSequenceClassification.from_pretrained(str(model))
-        except (OSError, ValueError) as err:
-            msg = f"cannot load the NLI model {model!r} ({err}). Give a local folder saved with save_pretrained, or a hub id when the hub can be reached (HF_HUB_OFFLINE is set in tests)."
-            raise VerifierError(msg) from err
+        if tokenizer is not None:
+            self.name, self.model, self.tokenizer = name or "custom", model, tokenizer
+        else:
+            self.name = name or str(model)
+            try:
+                self.tokenizer = AutoTokenizer.from_pretrained(str(model))
+                self.model = AutoModelForSequenceClassification.from_pretrained(str(model))
+            except (OSError, ValueError) as err:
+                msg = f"cannot load the NLI model {model!r} ({err}). Give a local folder saved with save_pretrained, or a hub id when the hub can be reached (HF_HUB_OFFLINE is set in tests)."
+                raise VerifierError(msg) from err
         import torch
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -158,7 +162,7 @@ class OverlapVerifier:
 def shipped_weights() -> Path | None:
     """The folder of llmwiki's own trained NLI weights, when this install has them."""
     folder = Path(__file__).parent / "weights"
-    return folder if (folder / "config.json").is_file() else None
+    return folder if (folder / "SHA256SUMS").is_file() else None
 
 
 def load_verifier(model: str = DEFAULT_MODEL) -> Verifier:
@@ -169,5 +173,10 @@ def load_verifier(model: str = DEFAULT_MODEL) -> Verifier:
         return OverlapVerifier()
     if model == DEFAULT_MODEL:
         weights = shipped_weights()
-        return NLIVerifier(weights) if weights is not None else OverlapVerifier()
+        if weights is None:
+            return OverlapVerifier()
+        from llmwiki.verify.train import load_shipped
+
+        loaded, tokenizer = load_shipped(weights)
+        return NLIVerifier(loaded, tokenizer=tokenizer, name=DEFAULT_MODEL)
     return NLIVerifier(model)

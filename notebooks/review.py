@@ -1,0 +1,109 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium", app_title="llmwiki · review")
+
+with app.setup:
+    import argparse
+    import sys
+    from pathlib import Path
+
+    import altair as alt
+    import marimo as mo
+    import polars as pl
+
+    from llmwiki.verify import load_verification, load_verifier, verify_pages, wiki_pages
+    from llmwiki.workspace import Workspace
+
+    _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources.")
+    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--verify", action="store_true", help="Verify the chosen pages at once (headless runs).")
+    _parser.add_argument("--page", action="append", default=None, help="Page to review (repeatable; default: all).")
+    args, _ = _parser.parse_known_args(sys.argv[1:])
+
+
+@app.cell
+def _():
+    workspace = Workspace.open(args.workspace)
+    pages_available = wiki_pages(workspace)
+    mo.md(f"# Review\n\nWorkspace `{workspace.root}` · {len(pages_available)} pages · verifier **{workspace.config.verification.model}**")
+    return pages_available, workspace
+
+
+@app.cell
+def _(pages_available, workspace):
+    pages = mo.ui.multiselect(options=pages_available, value=args.page or pages_available, label="Pages")
+    threshold = mo.ui.slider(0.0, 1.0, step=0.05, value=workspace.config.verification.threshold, label="Supported at P(entailment) ≥", show_value=True)
+    verify_button = mo.ui.run_button(label="Verify selected pages")
+    mo.vstack([pages, mo.hstack([threshold, verify_button], justify="start")])
+    return pages, threshold, verify_button
+
+
+@app.cell
+def _(pages, verify_button, workspace):
+    mo.stop(not (verify_button.value or args.verify), mo.md("_Stored scores are shown below; press **Verify** to score new or changed pages._"))
+    verifier = load_verifier(workspace.config.verification.model)
+    with mo.status.progress_bar(total=max(len(pages.value), 1), title=f"Verifying with {verifier.name}", remove_on_exit=True) as _bar:
+        _state = {"done": 0}
+
+        def _progress(done, total, page):
+            if done > _state["done"]:
+                _bar.update(increment=done - _state["done"], subtitle=page)
+                _state["done"] = done
+
+        verified, failures = verify_pages(workspace, pages.value, verifier, on_progress=_progress)
+    if not mo.running_in_notebook():
+        print(f"verified {len(verified)} pages with {verifier.name}, {len(failures)} failed")
+    _notes = [mo.callout(mo.md(f"**{page}**: {reason}"), kind="warn") for page, reason in failures]
+    if verifier.name in ("lexical-overlap", "minilm-cosine"):
+        _notes.insert(0, mo.callout(mo.md(f"Scores are **{verifier.name}**, not NLI entailment: the trained verifier weights are not installed."), kind="info"))
+    mo.vstack(_notes) if _notes else None
+    return (verified,)
+
+
+@app.cell
+def _(pages, threshold, verified, workspace):
+    _ = verified
+    _rows = []
+    _outdated = []
+    for _page in pages.value:
+        _stored = load_verification(workspace, _page)
+        if _stored is None:
+            continue
+        if _stored.outdated:
+            _outdated.append(_page)
+        for _sentence in _stored.sentences:
+            _rows.append({
+                "page": _page, "sentence": _sentence.sentence, "p_entailment": round(_sentence.p_entailment, 3),
+                "p_contradiction": round(_sentence.p_contradiction, 3), "supported": _sentence.p_entailment >= threshold.value,
+                "best excerpt": _sentence.excerpt or "", "source": f"{_sentence.excerpt_path} p.{_sentence.excerpt_page}" if _sentence.excerpt_path else "",
+                "outdated": _stored.outdated,
+            })
+    sentences = pl.DataFrame(_rows, schema={"page": pl.Utf8, "sentence": pl.Utf8, "p_entailment": pl.Float64, "p_contradiction": pl.Float64,
+                                            "supported": pl.Boolean, "best excerpt": pl.Utf8, "source": pl.Utf8, "outdated": pl.Boolean}).sort("p_entailment")
+    if not mo.running_in_notebook():
+        print(f"sentences: {sentences.height} rows, {sentences.filter(pl.col('supported')).height} supported at {threshold.value:g}, outdated pages: {len(_outdated)}")
+    _warning = mo.callout(mo.md("Outdated (the page or a source changed since): " + ", ".join(f"`{p}`" for p in _outdated)), kind="warn") if _outdated else None
+    mo.vstack([mo.md("## Sentences, weakest first"), _warning, mo.ui.table(sentences, selection=None, page_size=15)])
+    return (sentences,)
+
+
+@app.cell
+def _(sentences, threshold):
+    mo.stop(sentences.is_empty(), mo.md("_No stored verification for these pages yet._"))
+    _histogram = (
+        alt.Chart(sentences)
+        .mark_bar()
+        .encode(x=alt.X("p_entailment:Q", bin=alt.Bin(maxbins=20), title="P(entailment)"), y=alt.Y("count():Q", title="sentences"), color=alt.Color("supported:N"))
+    )
+    _rule = alt.Chart(pl.DataFrame({"threshold": [threshold.value]})).mark_rule(strokeDash=[4, 4], color="black").encode(x="threshold:Q")
+    _share = (
+        sentences.group_by("page").agg(pl.col("supported").mean().alias("supported share"), pl.len().alias("sentences")).sort("supported share")
+    )
+    _bars = alt.Chart(_share).mark_bar().encode(x=alt.X("supported share:Q", scale=alt.Scale(domain=[0, 1])), y=alt.Y("page:N", sort="x", title=None), tooltip=["page", "supported share", "sentences"])
+    mo.vstack([mo.md("## Scores"), mo.ui.altair_chart(_histogram + _rule), mo.md("## Supported share per page"), mo.ui.altair_chart(_bars)])
+    return
+
+
+if __name__ == "__main__":
+    app.run()
