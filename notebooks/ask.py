@@ -141,6 +141,34 @@ def _(get_answers, save_button, workspace):
 
 
 @app.cell
+def _(saved_path):
+    mo.stop(saved_path is None)
+    verify_button = mo.ui.run_button(label=f"Verify {saved_path}")
+    verify_button
+    return (verify_button,)
+
+
+@app.cell
+def _(saved_path, verify_button, workspace):
+    from llmwiki.verify import VerificationError, load_verifier, verify_page
+
+    mo.stop(saved_path is None or not (verify_button.value or (args.save and not mo.running_in_notebook())))
+    _verifier = load_verifier(workspace.config.verification.model)
+    try:
+        with mo.status.spinner(title=f"Verifying with {_verifier.name}…"):
+            _result = verify_page(workspace, saved_path, _verifier)
+        _threshold = workspace.config.verification.threshold
+        if not mo.running_in_notebook():
+            print(f"verified: {len(_result.sentences)} sentences, {_result.supported_share(_threshold):.0%} supported ({_verifier.name})")
+        _table = pl.DataFrame([{"sentence": s.sentence, "p_entailment": round(s.p_entailment, 3), "supported": s.supported(_threshold), "best excerpt": s.excerpt or ""} for s in _result.sentences])
+        _view = mo.vstack([mo.md(f"**{_result.supported_share(_threshold):.0%}** of {len(_result.sentences)} sentences supported at {_threshold:g} ({_verifier.name})"), mo.ui.table(_table, selection=None)])
+    except VerificationError as error:
+        _view = mo.callout(mo.md(f"**Not verified.** {error}"), kind="warn")
+    _view
+    return
+
+
+@app.cell
 def _(get_answers):
     _history = get_answers()
     mo.stop(len(_history) < 2)

@@ -55,6 +55,7 @@ def test_ask_notebook_answers_with_citations_and_saves(sample):
     assert citations >= 1
     assert "saved: wiki/answers/who-discovered-radioactivity.md" in result.stdout
     assert (sample / "wiki" / "answers" / "who-discovered-radioactivity.md").exists()
+    assert "verified: " in result.stdout and "sentences" in result.stdout  # the saved page is verified right after
 
 
 def test_ask_notebook_without_a_question_answers_nothing(sample):
