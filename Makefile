@@ -26,6 +26,8 @@ demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki status --workspace $(DEMO)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki search "who discovered radioactivity" --limit 3 --workspace $(DEMO)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki datasets scientists --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki ask "Who discovered radioactivity?" --save --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki verify --all --workspace $(DEMO)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki trace --workspace $(DEMO)
 	@echo "Wiki written to $(DEMO)/wiki (see $(DEMO)/wiki/index.md); history: git -C $(DEMO) log"
 

@@ -183,7 +183,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold) -> None
         raise click.UsageError("name pages, or pass --all or --changed")
     verifier = load_verifier(workspace.config.verification.model)
     if verifier.name in ("lexical-overlap", "minilm-cosine"):
-        errors.print(f"note: scores are {verifier.name}, not NLI entailment: llmwiki's trained NLI weights are not installed. Set [verification] model to an NLI model id or path for entailment scores.")
+        errors.print(f"note: scores are {verifier.name}, not NLI entailment: llmwiki's trained NLI weights are not installed. Set [verification] model to an NLI model id or path for entailment scores.", markup=False, highlight=False)
     with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:
         task = progress.add_task("", total=None)
         results, failures = verify_pages(workspace, names, verifier, force=force, on_progress=lambda done, total, page: progress.update(task, completed=done, total=total, description=page))

@@ -128,6 +128,8 @@ hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slowe
 
 [verification]
 threshold = 0.5        # P(entailment) at or above which a sentence counts as supported
+model = "llmwiki-default"  # or "lexical-overlap", "minilm-cosine", a Hugging Face NLI model id or local path
+premises_per_sentence = 8
 
 [datasets]
 folder = "datasets"    # Markdown datasets, relative to this file's folder
