@@ -136,27 +136,12 @@ class OpenAIBackend:
                             response.read()
                         self._raise_for_status(response)
                         return self._parse_stream(response, on_token)
-            except _Retryable as err:
+            except (_Retryable, httpx.ConnectError, httpx.TimeoutException) as err:
                 attempt += 1
                 if attempt > self.max_retries:
-                    raise BackendError(f"{self.endpoint}: {err.message} after {attempt} attempts. {err.fix}") from None
-                time.sleep(err.retry_after if err.retry_after is not None else self.backoff_s * (2 ** (attempt - 1)) * (0.5 + random.random()))
-            except httpx.ConnectError as err:
-                attempt += 1
-                if attempt > self.max_retries:
-                    raise BackendError(
-                        f"{self.endpoint}: cannot connect ({err}). Is the server running? Check [llm] base_url "
-                        "in wiki_config.toml or LLMWIKI_LLM_BASE_URL (OpenAI-compatible servers usually end in /v1)."
-                    ) from err
-                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
-            except httpx.TimeoutException as err:
-                attempt += 1
-                if attempt > self.max_retries:
-                    raise BackendError(
-                        f"{self.endpoint}: no reply within {self.timeout_s:g} s ({type(err).__name__}), {attempt} attempts. "
-                        "The model may be loading or too slow: raise [llm] timeout_s, or use a smaller model."
-                    ) from err
-                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
+                    raise BackendError(f"{self.endpoint}: {_failure(err, self.timeout_s)} ({attempt} attempts). {_fix(err)}") from err
+                wait = err.retry_after if isinstance(err, _Retryable) and err.retry_after is not None else None
+                time.sleep(wait if wait is not None else self.backoff_s * (2 ** (attempt - 1)) * (0.5 + random.random()))
 
     def _raise_for_status(self, response: httpx.Response) -> None:
         status = response.status_code
@@ -249,6 +234,23 @@ class _Retryable(Exception):
     def __init__(self, message: str, fix: str, retry_after: float | None) -> None:
         super().__init__(message)
         self.message, self.fix, self.retry_after = message, fix, retry_after
+
+
+def _failure(err: Exception, timeout_s: float) -> str:
+    if isinstance(err, _Retryable):
+        return err.message
+    if isinstance(err, httpx.TimeoutException):
+        return f"no reply within {timeout_s:g} s ({type(err).__name__})"
+    return f"cannot connect ({err})"
+
+
+def _fix(err: Exception) -> str:
+    if isinstance(err, _Retryable):
+        return err.fix
+    if isinstance(err, httpx.TimeoutException):
+        return "The model may be loading or too slow: raise [llm] timeout_s, or use a smaller model."
+    return ("Is the server running? Check [llm] base_url in wiki_config.toml or LLMWIKI_LLM_BASE_URL "
+            "(OpenAI-compatible servers usually end in /v1).")
 
 
 def _error_detail(response: httpx.Response) -> str:

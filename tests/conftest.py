@@ -11,7 +11,6 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(FIXTURES))
 
 
@@ -46,8 +45,34 @@ def count_tokens():
     return minilm_token_counter()
 
 
-def cmu_data() -> Path:
-    path = SHARED_DATA / "cmu-qa" / "S08"
-    if not path.is_dir():
-        pytest.skip(f"{path} is absent: the CMU QA corpus lives in ../shared/data (see its README)")
-    return path
+KELP = "# Kelp\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring. Sea urchins graze on kelp.\n"
+VOLTA = "# Volta\n\nAlessandro Volta stacked zinc and copper discs into a pile. The Voltaic Pile made a steady current.\n"
+HIDDEN = "# Archive\n\nThe quartermaster logged the narwhal tusk in the archive ledger.\n"
+DATASET = """---
+type: dataset
+category: harbours
+format: long
+unit: ships
+as_of: 2024-01-01
+source: test
+---
+
+| key | metric | value |
+|---|---|---|
+| Portsmouth | berths | 12 |
+| Dover | berths | 30 |
+"""
+
+
+@pytest.fixture
+def wiki(workspace):
+    """A small generated wiki: kelp and volta sources with pages, one source without pages, a dataset."""
+    from llmwiki.ingest import ingest_paths
+
+    (workspace.sources_dir / "kelp.md").write_text(KELP, encoding="utf-8")
+    (workspace.sources_dir / "volta.md").write_text(VOLTA, encoding="utf-8")
+    ingest_paths(workspace)
+    (workspace.sources_dir / "hidden.md").write_text(HIDDEN, encoding="utf-8")
+    ingest_paths(workspace, [workspace.sources_dir / "hidden.md"], generate=False)  # in the sources only, not in the wiki
+    (workspace.datasets_dir / "harbours.md").write_text(DATASET, encoding="utf-8")
+    return workspace

@@ -7,21 +7,8 @@ import pytest
 
 from llmwiki.answer import Conversation, agentic_answer, answer_question, condense, save_answer
 from llmwiki.backends import ExtractiveBackend, OpenAIBackend
-from llmwiki.ingest import ingest_paths
 from llmwiki.pages import split_frontmatter
 from openai_stub import Reply, StubServer
-from test_select import DATASET, HIDDEN, KELP, VOLTA
-
-
-@pytest.fixture
-def wiki(workspace):
-    (workspace.sources_dir / "kelp.md").write_text(KELP, encoding="utf-8")
-    (workspace.sources_dir / "volta.md").write_text(VOLTA, encoding="utf-8")
-    ingest_paths(workspace)
-    (workspace.sources_dir / "hidden.md").write_text(HIDDEN, encoding="utf-8")
-    ingest_paths(workspace, [workspace.sources_dir / "hidden.md"], generate=False)
-    (workspace.datasets_dir / "harbours.md").write_text(DATASET, encoding="utf-8")
-    return workspace
 
 
 def stub_backend(server):

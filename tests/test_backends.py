@@ -56,7 +56,7 @@ def test_429_then_success_is_retried():
 
 def test_persistent_500_gives_up_with_a_clear_error():
     with StubServer([Reply(status=500, error="boom")]) as server:
-        with pytest.raises(BackendError, match=r"HTTP 500 \(boom\) after 3 attempts") as caught:
+        with pytest.raises(BackendError, match=r"HTTP 500 \(boom\) \(3 attempts\)") as caught:
             backend_for(server).complete(MESSAGES)
     assert "try again later" in str(caught.value)
     assert len(server.requests) == 3  # first try + 2 retries

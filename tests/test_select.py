@@ -2,38 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmwiki.ingest import ingest_paths
 from llmwiki.select import is_collection_question, read_wiki_page, select
-
-KELP = "# Kelp\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring. Sea urchins graze on kelp.\n"
-VOLTA = "# Volta\n\nAlessandro Volta stacked zinc and copper discs into a pile. The Voltaic Pile made a steady current.\n"
-HIDDEN = "# Archive\n\nThe quartermaster logged the narwhal tusk in the archive ledger.\n"
-DATASET = """---
-type: dataset
-category: harbours
-format: long
-unit: ships
-as_of: 2024-01-01
-source: test
----
-
-| key | metric | value |
-|---|---|---|
-| Portsmouth | berths | 12 |
-| Dover | berths | 30 |
-"""
-
-
-@pytest.fixture
-def wiki(workspace):
-    (workspace.sources_dir / "kelp.md").write_text(KELP, encoding="utf-8")
-    (workspace.sources_dir / "volta.md").write_text(VOLTA, encoding="utf-8")
-    ingest_paths(workspace)
-    (workspace.sources_dir / "hidden.md").write_text(HIDDEN, encoding="utf-8")
-    ingest_paths(workspace, [workspace.sources_dir / "hidden.md"], generate=False)  # in the sources only, not in the wiki
-    (workspace.datasets_dir / "harbours.md").write_text(DATASET, encoding="utf-8")
-    return workspace
-
 
 def test_wiki_chunks_come_first(wiki):
     selection = select(wiki, "Where do divers study the kelp forest?")
