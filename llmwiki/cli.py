@@ -200,6 +200,26 @@ def verify(pages, workspace_path, everything, changed, force, threshold) -> None
 
 
 @cli.command()
+@click.argument("source")
+@workspace_option
+@click.option("--delete-file", is_flag=True, help="Delete the source file (default: move it to withdrawn/).")
+@click.option("--dry-run", is_flag=True, help="Only say what would be deleted or marked stale.")
+def withdraw(source: str, workspace_path: str | None, delete_file: bool, dry_run: bool) -> None:
+    """Withdraw a source: its pages go, pages resting partly on it are marked stale."""
+    from llmwiki.maintain import plan_withdrawal, withdraw as run_withdrawal
+
+    workspace = _workspace(workspace_path)
+    if dry_run:
+        deleted, stale = plan_withdrawal(workspace, source)
+        console.print("\n".join([f"would delete {page}" for page in deleted] + [f"would mark stale {page}" for page in stale]) or "No page depends on it.")
+        return
+    report = run_withdrawal(workspace, source, delete_file=delete_file)
+    console.print(report.summary(), highlight=False, markup=False)
+    if report.commit:
+        console.print(f"commit {report.commit[:10]}")
+
+
+@cli.command()
 @workspace_option
 def trace(workspace_path: str | None) -> None:
     """Show the spans of the last traced run (.llmwiki/traces/spans.jsonl)."""

@@ -56,6 +56,8 @@ def commit(root: Path, message: str, paths: Iterable[str]) -> str | None:
     if not is_repository(root):
         return None
     paths = sorted(set(paths))
+    tracked = set(_git(root, "ls-files", "--", *paths).splitlines()) if paths else set()
+    paths = [path for path in paths if (root / path).exists() or path in tracked]  # a file never committed and now gone has nothing to record
     if not paths:
         return None
     _git(root, "add", "--all", "--", *paths)

@@ -520,6 +520,15 @@ class Store:
             _bump_generation(conn)
         return True
 
+    def mark_stale(self, document_id: int, reason: str) -> None:
+        """Mark a page stale (it rests partly on withdrawn material); it stays searchable, labelled."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET stale_since = coalesce(stale_since, current_timestamp), stale_reason = ? WHERE id = ?",
+                [reason, document_id],
+            )
+            _bump_generation(conn)
+
     def set_page_references(self, page_id: int, *, cites: Sequence[int], links_to: Sequence[int], derived_from: int | None) -> None:
         """Replace a page's outgoing reference edges and its derivation, in one transaction."""
         with self.transaction() as conn:

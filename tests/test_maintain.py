@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from llmwiki.ingest import ingest_paths
+from llmwiki.maintain import MaintenanceError, plan_withdrawal, withdraw
+from llmwiki.search import search
+from llmwiki.verify import verify_page
+
+KELP_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
+KELP_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
+
+
+class Exact:
+    name = "exact-test"
+
+    def score(self, premises, hypotheses):
+        import numpy as np
+
+        return np.array([[1.0, 0.0, 0.0] if h.rstrip(".") in p else [0.0, 1.0, 0.0] for p, h in zip(premises, hypotheses)])
+
+
+@pytest.fixture
+def reef(workspace):
+    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
+    (workspace.sources_dir / "b.md").write_text(KELP_B, encoding="utf-8")
+    ingest_paths(workspace)
+    return workspace
+
+
+def test_withdrawal_cascade(reef):
+    workspace = reef
+    # A saved answer resting only on a's summary is derived only from a page that will be removed.
+    answer_path = "wiki/answers/divers.md"
+    (workspace.root / "wiki/answers").mkdir(exist_ok=True)
+    (workspace.root / answer_path).write_text(
+        "---\ntitle: Divers\ntype: answer\nsources:\n- path: chat\n- path: wiki/summaries/a.md\n---\n\n# Divers\n\nDivers study the Kelp Forest every spring.\n",
+        encoding="utf-8")
+    ingest_paths(workspace, [workspace.root / answer_path])
+    verify_page(workspace, "wiki/concepts/kelp-forest.md", Exact())
+    deleted, stale = plan_withdrawal(workspace, "sources/a.md")
+    assert set(deleted) == {"wiki/summaries/a.md", answer_path}
+    assert stale == ["wiki/concepts/kelp-forest.md"]
+
+    report = withdraw(workspace, "sources/a.md")
+    root = workspace.root
+    assert not (root / "wiki/summaries/a.md").exists() and not (root / answer_path).exists()
+    assert (root / "wiki/summaries/b.md").exists()  # control: the other source's summary stays
+    concept = workspace.store.document_by_path("wiki/concepts/kelp-forest.md")
+    assert concept is not None and concept.stale_since is not None  # kept, marked stale
+    assert workspace.store.document_by_path("wiki/summaries/b.md").stale_since is None  # control
+    assert report.affected_sentences["wiki/concepts/kelp-forest.md"]
+    assert all("Divers" in s or "shelters" in s for s in report.affected_sentences["wiki/concepts/kelp-forest.md"])
+    assert (root / "withdrawn/a.md").exists() and not (root / "sources/a.md").exists()
+    assert "stale wiki/concepts/kelp-forest.md" in report.summary()
+    index = (root / "wiki/index.md").read_text(encoding="utf-8")
+    assert "summaries/a.md" not in index and "summaries/b.md" in index
+    log = subprocess.run(["git", "log", "--format=%s", "-n", "1"], cwd=root, capture_output=True, text=True).stdout
+    assert log.startswith("withdraw: sources/a.md")
+    assert "sources/a.md" not in subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True).stdout
+
+    # Search no longer finds the withdrawn source; the stale page is found and labelled.
+    assert search(workspace, "shelters", scope="sources").case == "no_match"
+    assert [hit.path for hit in search(workspace, "surveyors", scope="sources").hits] == ["sources/b.md"]  # control
+    stale_hits = [hit for hit in search(workspace, "kelp forest", scope="wiki").hits if hit.path == "wiki/concepts/kelp-forest.md"]
+    assert stale_hits and stale_hits[0].stale and stale_hits[0].label.endswith("[stale]")
+    # A later scan of sources/ does not bring it back.
+    assert ingest_paths(workspace).count("ingested") == 0
+
+
+def test_withdrawing_an_unknown_or_a_non_source_document_changes_nothing(reef):
+    workspace = reef
+    before = sorted(path.name for path in (workspace.root / "wiki").rglob("*.md"))
+    with pytest.raises(MaintenanceError, match="no such document"):
+        withdraw(workspace, "sources/missing.md")
+    with pytest.raises(MaintenanceError, match="is a wiki page, not a source"):
+        withdraw(workspace, "wiki/summaries/a.md")
+    assert sorted(path.name for path in (workspace.root / "wiki").rglob("*.md")) == before
+    assert workspace.store.document_by_path("sources/a.md").status == "ready"
