@@ -624,11 +624,6 @@ def _index_pages(workspace, texts: dict[str, str | None]) -> None:
         store.set_page_references(by_path[relative].id, cites=cites, links_to=links_to, derived_from=derived_from)
 
 
-def read_concept(root: Path, slug: str):
-    """A concept page by slug (for notebooks and tests)."""
-    return read_page(root, f"{CONCEPTS}/{slug}.md")
-
-
 def sources_for(workspace, names: Sequence[str]) -> list[Document]:
     """Source documents named directly, or through a summary or concept page that cites them."""
     store = workspace.store
