@@ -128,3 +128,38 @@ def withdraw(workspace, source: str, *, delete_file: bool = False) -> Withdrawal
         if report.commit is None and history.is_repository(workspace.root):
             report.commit = history.commit(workspace.root, f"withdraw: {relative}", [relative])
     return report
+
+
+class EditConflictError(MaintenanceError):
+    """The page changed since the version the edit was based on."""
+
+
+def edit_page(workspace, page_path: str, body: str, *, expected_version: int) -> tuple[int, str | None]:
+    """Replace a page's body (frontmatter kept), refusing an edit based on an old version.
+
+    Returns (new version, commit). The page is re-indexed, its references
+    rebuilt, and its stored verification dropped, through the same write path
+    as generation; index and log are updated.
+    """
+    import difflib
+    from datetime import datetime
+
+    from llmwiki.generate import publish
+    from llmwiki.pages import render_page
+
+    with workspace.write_lock():
+        relative = workspace.relative(workspace.root / page_path)
+        path = workspace.root / relative
+        document = workspace.store.document_by_path(relative)
+        if not relative.startswith("wiki/") or document is None or not path.is_file():
+            raise MaintenanceError(f"{relative}: no such wiki page (it may have been deleted meanwhile). Reload the page list and start from the current page.")
+        meta, current = split_frontmatter(path.read_text(encoding="utf-8"))
+        if document.version != expected_version:
+            changes = "".join(difflib.unified_diff(current.splitlines(keepends=True), body.splitlines(keepends=True), "current", "your edit", n=1))
+            raise EditConflictError(
+                f"{relative}: changed since version {expected_version} (now version {document.version}); your edit was not saved. "
+                f"Start again from the current page. Differences between the current page and your edit:\n{changes}"
+            )
+        meta = dict(meta, updated=datetime.now().isoformat(timespec="seconds"), edited=True)
+        _, commit = publish(workspace, {relative: render_page(meta, body)}, operation="edit", subject=relative)
+        return workspace.store.document_by_path(relative).version, commit
