@@ -221,6 +221,24 @@ def withdraw(source: str, workspace_path: str | None, delete_file: bool, dry_run
 
 @cli.command()
 @workspace_option
+@click.option("--delete", is_flag=True, help="Delete the stale pages (one commit).")
+def stale(workspace_path: str | None, delete: bool) -> None:
+    """List pages marked stale by a withdrawal, or delete them."""
+    from llmwiki.maintain import delete_stale, stale_pages
+
+    workspace = _workspace(workspace_path)
+    if delete:
+        pages, commit = delete_stale(workspace)
+        console.print(f"Deleted {len(pages)} stale page(s)" + (f"; commit {commit[:10]}" if commit else "") + ".")
+        return
+    found = stale_pages(workspace)
+    for page, reason in found:
+        console.print(f"{page}: {reason}", highlight=False, markup=False)
+    console.print(f"{len(found)} stale page(s).")
+
+
+@cli.command()
+@workspace_option
 def trace(workspace_path: str | None) -> None:
     """Show the spans of the last traced run (.llmwiki/traces/spans.jsonl)."""
     from llmwiki.tracing import last_run

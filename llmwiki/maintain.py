@@ -163,3 +163,20 @@ def edit_page(workspace, page_path: str, body: str, *, expected_version: int) ->
         meta = dict(meta, updated=datetime.now().isoformat(timespec="seconds"), edited=True)
         _, commit = publish(workspace, {relative: render_page(meta, body)}, operation="edit", subject=relative)
         return workspace.store.document_by_path(relative).version, commit
+
+
+def stale_pages(workspace) -> list[tuple[str, str | None]]:
+    """(page, reason) of every page marked stale."""
+    return [(document.path, workspace.store.stale_reason(document.id)) for document in workspace.store.documents(kind="wiki") if document.stale_since is not None]
+
+
+def delete_stale(workspace) -> tuple[list[str], str | None]:
+    """Delete every stale page (files, store rows, index entries); returns (pages, commit)."""
+    from llmwiki.generate import publish
+
+    with workspace.write_lock():
+        pages = [page for page, _ in stale_pages(workspace)]
+        if not pages:
+            return [], None
+        _, commit = publish(workspace, {page: None for page in pages}, operation="delete stale pages", subject=f"{len(pages)} page(s)", deleted=pages)
+        return pages, commit

@@ -529,6 +529,12 @@ class Store:
             )
             _bump_generation(conn)
 
+    def stale_reason(self, document_id: int) -> str | None:
+        """Why a page is stale (None when it is not)."""
+        with self.connect() as conn:
+            row = conn.execute("SELECT stale_reason FROM documents WHERE id = ?", [document_id]).fetchone()
+        return row[0] if row else None
+
     def set_page_references(self, page_id: int, *, cites: Sequence[int], links_to: Sequence[int], derived_from: int | None) -> None:
         """Replace a page's outgoing reference edges and its derivation, in one transaction."""
         with self.transaction() as conn:

@@ -68,6 +68,14 @@ def test_withdrawal_cascade(reef):
     assert stale_hits and stale_hits[0].stale and stale_hits[0].label.endswith("[stale]")
     # A later scan of sources/ does not bring it back.
     assert ingest_paths(workspace).count("ingested") == 0
+    # Stale pages are listed with their reason, and can be cleaned up.
+    from llmwiki.maintain import delete_stale, stale_pages
+
+    assert stale_pages(workspace) == [("wiki/concepts/kelp-forest.md", "source sources/a.md was withdrawn")]
+    pages, commit = delete_stale(workspace)
+    assert pages == ["wiki/concepts/kelp-forest.md"] and commit
+    assert not (root / "wiki/concepts/kelp-forest.md").exists() and stale_pages(workspace) == []
+    assert (root / "wiki/summaries/b.md").exists()
 
 
 def test_withdrawing_an_unknown_or_a_non_source_document_changes_nothing(reef):
