@@ -134,3 +134,11 @@ def test_review_notebook_has_one_row_per_sentence(sample):
     workspace = Workspace.open(sample)
     expected = sum(len(load_verification(workspace, page).sentences) for page in ("wiki/summaries/otter.md", "wiki/summaries/turtle.md"))
     assert f"sentences: {expected} rows" in result.stdout and expected > 0
+
+
+def test_maintain_notebook_previews_a_withdrawal_without_changing_anything(sample):
+    before = sorted(path.relative_to(sample).as_posix() for path in (sample / "wiki").rglob("*.md"))
+    result = run_notebook("maintain.py", sample, "--preview", "sources/otter.txt")
+    assert result.returncode == 0, result.stderr
+    assert "preview sources/otter.txt:" in result.stdout and "page(s) deleted" in result.stdout
+    assert sorted(path.relative_to(sample).as_posix() for path in (sample / "wiki").rglob("*.md")) == before
