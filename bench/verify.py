@@ -91,6 +91,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "wice" / "dev.jsonl")
     parser.add_argument("--model", default="llmwiki-default", help="verifier: llmwiki-default, minilm-cosine, or an NLI model id/path")
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--weights", type=Path, default=None, help="evaluate trained weights from this folder (as written by llmwiki.verify.train)")
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data}: WiCE dev is absent (it lives in ../shared/data, see its README)")
@@ -100,7 +101,14 @@ def main() -> None:
     for claim in claims:  # evidence lines carry page furniture; keep sentences with words
         claim["evidence"] = [sentence for sentence in claim["evidence"] if re.search(r"[A-Za-z]{3}", sentence)]
     labels = np.array([1 if claim["label"] == "supported" else 0 for claim in claims])
-    configured = load_verifier(args.model)
+    if args.weights is not None:
+        from llmwiki.verify.nli import NLIVerifier
+        from llmwiki.verify.train import load_shipped
+
+        model, tokenizer = load_shipped(args.weights)
+        configured = NLIVerifier(model, tokenizer=tokenizer, name=f"trained ({args.weights})")
+    else:
+        configured = load_verifier(args.model)
     systems = [("configured: " + configured.name, configured), ("baseline: lexical overlap", OverlapVerifier()), ("baseline: MiniLM cosine", SimilarityVerifier())]
     print(f"WiCE dev: {len(claims)} claims, {labels.sum()} supported (positive), {len(labels) - labels.sum()} not")
     print(f"{'verifier':<44}{'BAcc':>7}{'AUC':>7}{'pairs':>8}{'pairs/s':>9}")
