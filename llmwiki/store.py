@@ -199,6 +199,15 @@ def _index_chunks(conn: duckdb.DuckDBPyConnection, chunk_filter: str, parameters
     _bump_generation(conn)
 
 
+def _delete_content(conn: duckdb.DuckDBPyConnection, document_id: int) -> None:
+    """A document's chunks with their postings and embeddings, its pages, and its verification."""
+    conn.execute("DELETE FROM chunk_terms WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
+    conn.execute("DELETE FROM chunk_embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
+    conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
+    conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
+    _delete_verifications(conn, document_id)
+
+
 def _delete_verifications(conn: duckdb.DuckDBPyConnection, page_id: int) -> None:
     conn.execute("DELETE FROM verification_sentences WHERE verification_id IN (SELECT id FROM page_verifications WHERE page_id = ?)", [page_id])
     conn.execute("DELETE FROM page_verifications WHERE page_id = ?", [page_id])
@@ -394,11 +403,7 @@ class Store:
     ) -> Document:
         """Swap in a document's new pages and chunks and mark it ready, atomically."""
         with self.transaction() as conn:
-            conn.execute("DELETE FROM chunk_terms WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
-            conn.execute("DELETE FROM chunk_embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
-            conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
-            conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
-            _delete_verifications(conn, document_id)  # a rewritten page's verification no longer applies
+            _delete_content(conn, document_id)  # a rewritten page's verification no longer applies either
             page_table = pa.table(  # noqa: F841 - DuckDB reads it by name
                 {
                     "document_id": pa.array([document_id] * len(pages), pa.int64()),
@@ -510,12 +515,8 @@ class Store:
             if row is None:
                 return False
             document_id = row[0]
-            conn.execute("DELETE FROM chunk_terms WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
-            conn.execute("DELETE FROM chunk_embeddings WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?)", [document_id])
-            conn.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
-            conn.execute("DELETE FROM document_pages WHERE document_id = ?", [document_id])
+            _delete_content(conn, document_id)
             conn.execute("DELETE FROM doc_references WHERE from_id = ? OR to_id = ?", [document_id, document_id])
-            _delete_verifications(conn, document_id)
             conn.execute("DELETE FROM documents WHERE id = ?", [document_id])
             _bump_generation(conn)
         return True
