@@ -224,7 +224,7 @@ def answer_question(
     settings = workspace.config.chat
     from llmwiki.search import SearchIndex
 
-    stopwords = SearchIndex.for_store(workspace.store)._current().stopwords
+    stopwords = SearchIndex.for_store(workspace.store).stopwords
     with tracer.span("ask", backend=backend.name) as span:
         standalone = condense(question, conversation, backend=backend, stopwords=stopwords, history_messages=settings.history_messages)
         selection = select(workspace, standalone, open_page=open_page)

@@ -55,10 +55,10 @@ from llmwiki.pages import (
 )
 from llmwiki.records import Chunk, Document
 from llmwiki.tracing import NULL_TRACER, Tracer
+from llmwiki.workspace import COLLECTION_PAGES
 
 SUMMARIES = "wiki/summaries"
 ANSWERS = "wiki/answers"
-COLLECTION_PAGES = frozenset({"wiki/index.md", "wiki/overview.md", "wiki/log.md"})
 CONCEPTS = "wiki/concepts"
 _SECTION_MARK = re.compile(r"^<!-- source: (.+?) -->[ \t]*$", re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -310,13 +310,6 @@ def _now() -> str:
     return datetime.now().isoformat(timespec="seconds")
 
 
-@dataclass(frozen=True)
-class _SourceInfo:
-    document: Document
-    summary_path: str
-    title: str
-
-
 def summary_path_for(document: Document, taken: dict[str, str]) -> str:
     """wiki/summaries/<slug>.md for a source; the slug includes folders when stems collide."""
     slug = slugify(Path(document.path).stem)
@@ -421,7 +414,7 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
         concept_pages[path.stem] = (meta, body)
     touched_concepts: set[str] = set()
     proposed_aliases: dict[str, list[str]] = {}
-    source_infos: list[_SourceInfo] = []
+    written_sources: list[Document] = []
     for document in documents:
         started = time.perf_counter()
         with tracer.span("generate.source", source=document.path, backend=backend.name), store.session():
@@ -435,7 +428,7 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
             summary_path = summary_path_for(document, owners)
             owners[Path(summary_path).stem] = document.path
             title = document.title or Path(document.path).stem
-            source_infos.append(_SourceInfo(document, summary_path, title))
+            written_sources.append(document)
             source_entry = {"path": document.path, "hash": document.content_hash}
             concept_slugs = []
             for concept in draft.concepts:
@@ -512,10 +505,10 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
             meta["aliases"] = sorted(alias for alias, target in aliases.items() if target == slug)
             texts[relative] = render_page(meta, body)
 
-    changed_sources = ", ".join(info.document.path for info in source_infos) or "nothing"
+    changed_sources = ", ".join(document.path for document in written_sources) or "nothing"
     with tracer.span("generate.write", files=len(texts)):
         written, commit = publish(workspace, texts, operation=operation, subject=changed_sources, deleted=report.deleted, notes=report.notes,
-                                  also_commit=[info.document.path for info in source_infos])
+                                  also_commit=[document.path for document in written_sources])
     _write_aliases(aliases_path, aliases, rejected)
     report.written, report.commit = written, commit
     return report

@@ -23,7 +23,7 @@ from pathlib import Path
 from llmwiki.chunking import TokenCounter, chunk_pages
 from llmwiki.errors import IngestError, WorkspaceError
 from llmwiki.extract import EXTRACTORS, extract
-from llmwiki.workspace import STATE_DIRNAME, Workspace
+from llmwiki.workspace import COLLECTION_PAGES, STATE_DIRNAME, Workspace
 
 ProgressCallback = Callable[[int, int, str], None]
 
@@ -78,7 +78,8 @@ def discover(workspace: Workspace, paths: Iterable[Path | str]) -> list[Path]:
         if path.is_dir():
             for candidate in sorted(path.rglob("*")):
                 hidden = any(part.startswith(".") for part in candidate.relative_to(path).parts)
-                collection = candidate.resolve().relative_to(workspace.root).as_posix() in ("wiki/index.md", "wiki/overview.md", "wiki/log.md") if workspace.root in candidate.resolve().parents else False
+                resolved = candidate.resolve()
+                collection = workspace.root in resolved.parents and resolved.relative_to(workspace.root).as_posix() in COLLECTION_PAGES
                 if candidate.is_file() and not hidden and not collection and candidate.suffix.lower() in EXTRACTORS:
                     found.append(candidate)
         else:

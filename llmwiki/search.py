@@ -324,6 +324,11 @@ class SearchIndex:
             return index
 
     @property
+    def stopwords(self) -> frozenset[str]:
+        """The stopwords the index leaves out (read from the store once)."""
+        return self._current().stopwords
+
+    @property
     def reload_count(self) -> int:
         return self._snapshot.full_loads + self._snapshot.incremental_loads
 

@@ -28,6 +28,8 @@ WIKI_FILES = {
     "index.md": "# Index\n\n",
     "log.md": "# Log\n\n",
 }
+# Maintained by code and read whole by the chat selector; never chunked for search.
+COLLECTION_PAGES = frozenset(f"wiki/{name}" for name in WIKI_FILES)
 
 
 @dataclass(frozen=True)
