@@ -24,7 +24,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import math
 import random
 import time
 from pathlib import Path
@@ -33,6 +32,8 @@ CLEAN_SOURCES = (
     "snli_dev", "snli_test", "mnli_dev_matched", "mnli_dev_mismatched", "taxinli_mnli_train10k", "fever_rte_dev", "fever_symmetric",
     "scitail_dev", "scifact_rte", "breaking_nli", "med", "conjnli_adversarial_train_15k", "conjnli_conj_dev",
 )
+# Claim-evidence sources, closest to what page verification scores (a claim against cited text).
+CLAIM_SOURCES = ("fever_rte_dev", "fever_symmetric", "scifact_rte", "scitail_dev")
 LABELS = {0: "entailment", 1: "neutral", 2: "contradiction"}
 SHIPPED_FILE = "model.fp16.safetensors"
 EXCLUDED = ("bert.embeddings.word_embeddings.weight",)
@@ -45,6 +46,28 @@ def load_pairs(path: Path, *, limit: int = 0, seed: int = 13) -> list[dict]:
         pairs = [row for row in map(json.loads, handle) if row["src"] in CLEAN_SOURCES]
     random.Random(seed).shuffle(pairs)
     return pairs[:limit] if limit else pairs
+
+
+def schedule(training: list[dict], *, batch_size: int, total_pairs: int, upsample: int, seed: int) -> list[list[dict]]:
+    """Batches for the whole run: claim-evidence pairs repeated `upsample` times per pass, passes
+    repeated until `total_pairs`, and within windows of 50 batches, batches of similar length
+    (less padding, so faster on a CPU) in shuffled order."""
+    pool = [pair for pair in training for _ in range(upsample if pair["src"] in CLAIM_SOURCES else 1)]
+    batches: list[list[dict]] = []
+    rng = random.Random(seed)
+    taken = 0
+    while taken < total_pairs:
+        order = pool[:]
+        rng.shuffle(order)
+        order = order[:total_pairs - taken]
+        taken += len(order)
+        window = batch_size * 50
+        for start in range(0, len(order), window):
+            chunk = sorted(order[start:start + window], key=lambda pair: len(pair["p"]) + len(pair["h"]))
+            group = [chunk[index:index + batch_size] for index in range(0, len(chunk), batch_size)]
+            rng.shuffle(group)
+            batches.extend(group)
+    return batches
 
 
 def base_model():
@@ -141,35 +164,32 @@ def train(args) -> dict:
     model, tokenizer = base_model()
     model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    steps = math.ceil(len(training) / args.batch_size) * args.epochs
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.06 * steps), steps)
+    total = args.max_pairs or len(training) * args.epochs
+    batches = schedule(training, batch_size=args.batch_size, total_pairs=total, upsample=args.upsample, seed=args.seed)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.06 * len(batches)), len(batches))
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
     started = time.perf_counter()
     seen = 0
-    for epoch in range(args.epochs):
-        order = list(range(len(training)))
-        random.Random(args.seed + epoch).shuffle(order)
-        for start in range(0, len(order), args.batch_size):
-            batch = [training[index] for index in order[start:start + args.batch_size]]
-            encoded = tokenizer([p["p"] for p in batch], [p["h"] for p in batch], truncation="longest_first", max_length=args.max_length, padding=True, return_tensors="pt").to(device)
-            labels = torch.tensor([p["y"] for p in batch], device=device)
-            with autocast:
-                logits = model(**encoded).logits
-            loss = loss_for(logits, labels)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            seen += len(batch)
-            if args.max_seconds and time.perf_counter() - started > args.max_seconds:
-                break
-            if args.log_every and (start // args.batch_size) % args.log_every == 0:
-                print(f"epoch {epoch} pairs {seen} loss {loss.item():.4f} {seen / (time.perf_counter() - started):.1f} pairs/s", flush=True)
+    for step, batch in enumerate(batches):
+        encoded = tokenizer([p["p"] for p in batch], [p["h"] for p in batch], truncation="longest_first", max_length=args.max_length, padding=True, return_tensors="pt").to(device)
+        labels = torch.tensor([p["y"] for p in batch], device=device)
+        with autocast:
+            logits = model(**encoded).logits
+        loss = loss_for(logits, labels)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        seen += len(batch)
+        if args.max_seconds and time.perf_counter() - started > args.max_seconds:
+            break
+        if args.log_every and step % args.log_every == 0:
+            print(f"step {step}/{len(batches)} pairs {seen} loss {loss.item():.4f} {seen / (time.perf_counter() - started):.1f} pairs/s", flush=True)
     seconds = time.perf_counter() - started
     metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length)
     sums = save_shipped(model, args.out)
-    report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": args.epochs, "seconds": round(seconds, 1),
+    report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "seconds": round(seconds, 1),
               "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, **metrics, "sha256": sums}
     (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
@@ -188,6 +208,8 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--log-every", type=int, default=50)
+    parser.add_argument("--max-pairs", type=int, default=0, help="train on this many pairs in all (the schedule decays over them) instead of --epochs passes")
+    parser.add_argument("--upsample", type=int, default=2, help=f"repeat the claim-evidence sources ({', '.join(CLAIM_SOURCES)}) this many times per pass")
     parser.add_argument("--max-seconds", type=float, default=0, help="stop training after this long (then evaluate and save)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
