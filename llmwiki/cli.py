@@ -22,7 +22,12 @@ errors = Console(stderr=True, soft_wrap=True)
 
 
 def _workspace(path: str | None) -> Workspace:
-    return Workspace.open(path) if path else Workspace.find()
+    from llmwiki.journal import RECOVERED
+
+    workspace = Workspace.open(path) if path else Workspace.find()
+    if workspace.root in RECOVERED:
+        errors.print(f"Note: {RECOVERED.pop(workspace.root)}.", highlight=False, markup=False)
+    return workspace
 
 
 workspace_option = click.option(
@@ -235,6 +240,73 @@ def stale(workspace_path: str | None, delete: bool) -> None:
     for page, reason in found:
         console.print(f"{page}: {reason}", highlight=False, markup=False)
     console.print(f"{len(found)} stale page(s).")
+
+
+@cli.command()
+@click.argument("page")
+@workspace_option
+@click.option("--body-file", type=click.Path(dir_okay=False, exists=True), help="Read the new body from this file instead of opening $EDITOR.")
+@click.option("--expected-version", type=int, default=None, help="The version your edit is based on (default: the current one, read before the editor opens).")
+def edit(page: str, workspace_path: str | None, body_file: str | None, expected_version: int | None) -> None:
+    """Replace a page's body (its frontmatter is kept); refused if the page changed meanwhile."""
+    from llmwiki.maintain import page_version, save_page
+    from llmwiki.pages import split_frontmatter
+
+    workspace = _workspace(workspace_path)
+    version = page_version(workspace, page) if expected_version is None else expected_version
+    if body_file:
+        body = _read_text_file(Path(body_file))
+    else:
+        current = split_frontmatter((workspace.root / workspace.relative(workspace.root / page)).read_text(encoding="utf-8"))[1]
+        body = click.edit(current, extension=".md")
+        if body is None or body == current:
+            console.print("No change; nothing saved.")
+            return
+    new_version, commit = save_page(workspace, page, body, expected_version=version)
+    console.print(f"Saved {page} as version {new_version}" + (f"; commit {commit[:10]}" if commit else "") + ".")
+
+
+def _read_text_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise click.ClickException(f"{path}: is not UTF-8 text ({err}). Save it as UTF-8 and try again.") from err
+
+
+@cli.command()
+@click.argument("pages", nargs=-1, required=True)
+@workspace_option
+def delete(pages: tuple[str, ...], workspace_path: str | None) -> None:
+    """Delete wiki pages (file, index entry, search rows) in one commit."""
+    from llmwiki.maintain import delete_pages
+
+    deleted, commit = delete_pages(_workspace(workspace_path), list(pages))
+    console.print(f"Deleted {len(deleted)} page(s)" + (f"; commit {commit[:10]}" if commit else "") + ".")
+
+
+@cli.command("history")
+@click.argument("page", required=False)
+@workspace_option
+@click.option("--limit", type=int, default=30, show_default=True)
+def history_command(page: str | None, workspace_path: str | None, limit: int) -> None:
+    """List the workspace's changes (or one page's), newest first; S marks a kept store snapshot."""
+    from llmwiki.maintain import page_history
+
+    entries = page_history(_workspace(workspace_path), page, limit=limit)
+    for entry in entries:
+        console.print(f"{entry.commit[:10]}  {entry.date[:19].replace('T', ' ')}  {'S' if entry.snapshot else ' '}  {entry.subject}", highlight=False, markup=False)
+    console.print(f"{len(entries)} change(s). Go back with: llmwiki restore COMMIT")
+
+
+@cli.command("restore")
+@click.argument("revision")
+@workspace_option
+def restore_command(revision: str, workspace_path: str | None) -> None:
+    """Bring files and store back to REVISION, as a new commit (nothing is rewritten)."""
+    from llmwiki.maintain import restore
+
+    report = restore(_workspace(workspace_path), revision)
+    console.print(report.summary(), highlight=False, markup=False)
 
 
 @cli.command()

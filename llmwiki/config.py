@@ -94,6 +94,17 @@ class StoreConfig(_Section):
     lock_timeout_s: float = Field(30, gt=0)
 
 
+class HistoryConfig(_Section):
+    snapshots: bool = True  # copy the store at each commit, so `llmwiki restore` need not rebuild it
+    keep_snapshots: int = Field(10, ge=1, le=1000)
+
+
+class LintConfig(_Section):
+    thin_words: int = Field(40, ge=0)  # a page body shorter than this is reported thin
+    contradiction_threshold: float = Field(0.7, gt=0, le=1)  # P(contradiction) at which a sentence pair is reported
+    max_pairs: int = Field(2000, ge=1)  # sentence pairs scored per lint run (largest word overlap first)
+
+
 class WikiConfig(_Section):
     chunking: ChunkingConfig = ChunkingConfig()
     ingest: IngestConfig = IngestConfig()
@@ -105,6 +116,8 @@ class WikiConfig(_Section):
     chat: ChatConfig = ChatConfig()
     tracing: TracingConfig = TracingConfig()
     store: StoreConfig = StoreConfig()
+    history: HistoryConfig = HistoryConfig()
+    lint: LintConfig = LintConfig()
 
 
 DEFAULT_CONFIG_TOML = """\
@@ -161,6 +174,15 @@ payloads = true        # keep prompts and replies (content-addressed) in .llmwik
 
 [store]
 lock_timeout_s = 30    # how long to wait for another process that is writing
+
+[history]
+snapshots = true       # copy the store at each commit (in .llmwiki/snapshots) so `llmwiki restore` is exact
+keep_snapshots = 10    # older snapshots are pruned; restoring to an older commit rebuilds the store from files
+
+[lint]
+thin_words = 40        # page bodies shorter than this are reported thin
+contradiction_threshold = 0.7  # P(contradiction) at which two concept-page sentences are reported
+max_pairs = 2000       # sentence pairs the NLI model scores per run (most word overlap first)
 """
 
 

@@ -41,6 +41,7 @@ from llmwiki import history, prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.chunking import sentence_spans
 from llmwiki.errors import LlmwikiError
+from llmwiki.journal import ACTIVE
 from llmwiki.pages import (
     CITATION,
     cited_chunk_ids,
@@ -54,6 +55,7 @@ from llmwiki.pages import (
     write_files,
 )
 from llmwiki.records import Chunk, Document
+from llmwiki.snapshots import take_snapshot
 from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.workspace import COLLECTION_PAGES
 
@@ -539,6 +541,8 @@ def publish(workspace, texts: dict[str, str | None], *, operation: str, subject:
             raise
     files = sorted(texts)
     commit = history.commit(root, f"{operation}: {subject}\n\n" + "\n".join(files), [*files, *also_commit])
+    if commit and root not in ACTIVE:  # inside a journaled operation, the operation takes it at its end
+        take_snapshot(workspace, commit)
     return sorted(path for path, text in texts.items() if text is not None), commit
 
 

@@ -75,3 +75,30 @@ def log(root: Path, *, path: str | None = None, limit: int = 50) -> list[tuple[s
     if path:
         arguments += ["--", path]
     return [tuple(line.split("\t", 2)) for line in _git(root, *arguments).splitlines() if line]
+
+
+def head(root: Path) -> str | None:
+    """The current commit id, or None without history."""
+    if not is_repository(root):
+        return None
+    return _git(root, "rev-parse", "HEAD").strip()
+
+
+def resolve(root: Path, revision: str) -> str:
+    """A full commit id for a revision (id, prefix, HEAD~2, ...); HistoryError names the fix when unknown."""
+    result = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"], cwd=root, capture_output=True, text=True)
+    if result.returncode != 0 or not revision.strip() or revision.startswith("-"):
+        raise HistoryError(f"{root}: no revision {revision!r} in the workspace's history. `llmwiki history` lists the commits.")
+    return result.stdout.strip()
+
+
+def restore_tree(root: Path, commit: str) -> list[str]:
+    """Make every tracked file as it was at commit (files added since are removed); returns the changed paths."""
+    changed = [line for line in _git(root, "diff", "--name-only", "--no-renames", commit, "--").splitlines() if line]
+    _git(root, "restore", f"--source={commit}", "--staged", "--worktree", "--", ".")
+    return changed
+
+
+def changed_since_head(root: Path) -> list[str]:
+    """Tracked paths whose working copy differs from the last commit."""
+    return [line for line in _git(root, "diff", "--name-only", "--no-renames", "HEAD", "--").splitlines() if line]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import split_frontmatter
+from llmwiki.workspace import COLLECTION_PAGES
 
 
 class MaintenanceError(LlmwikiError):
@@ -91,10 +92,12 @@ def withdraw(workspace, source: str, *, delete_file: bool = False) -> Withdrawal
     """Withdraw a source and follow its derivations; see the module docstring."""
     from llmwiki import history
     from llmwiki.generate import publish
+    from llmwiki.journal import failpoint, operation
     from llmwiki.verify import load_verification
 
-    with workspace.write_lock():
-        relative = workspace.relative(workspace.root / source) if not Path(source).is_absolute() else workspace.relative(source)
+    relative = workspace.relative(workspace.root / source) if not Path(source).is_absolute() else workspace.relative(source)
+    plan_withdrawal(workspace, relative)  # refuses an unknown or non-source id before anything is touched
+    with operation(workspace, "withdraw", source=relative) as journal:
         deleted, stale = plan_withdrawal(workspace, relative)
         report = WithdrawalReport(source=relative, deleted_pages=deleted, stale_pages=stale)
         for page in stale:
@@ -109,6 +112,7 @@ def withdraw(workspace, source: str, *, delete_file: bool = False) -> Withdrawal
                 document = store.document_by_path(page)
                 if document is not None:
                     store.mark_stale(document.id, reason)
+        failpoint("withdraw:store")
         source_file = workspace.root / relative
         moved_to = None
         if source_file.exists():
@@ -117,16 +121,19 @@ def withdraw(workspace, source: str, *, delete_file: bool = False) -> Withdrawal
                 report.file_action = "file deleted"
             else:
                 moved_to = workspace.root / "withdrawn" / Path(relative).relative_to("sources") if relative.startswith("sources/") else workspace.root / "withdrawn" / Path(relative).name
+                journal.record_move(relative, moved_to.relative_to(workspace.root).as_posix())
                 moved_to.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(source_file), str(moved_to))
                 report.file_action = f"file moved to {moved_to.relative_to(workspace.root).as_posix()}"
         else:
             report.file_action = "file already gone"
+        failpoint("withdraw:files")
         notes = [f"stale {page}: {reason}" for page in stale]
         _, report.commit = publish(workspace, {page: None for page in deleted}, operation="withdraw", subject=relative, deleted=deleted, notes=notes,
                                    also_commit=[relative] + ([moved_to.relative_to(workspace.root).as_posix()] if moved_to else []))
         if report.commit is None and history.is_repository(workspace.root):
             report.commit = history.commit(workspace.root, f"withdraw: {relative}", [relative])
+        failpoint("withdraw:commit")
     return report
 
 
@@ -134,7 +141,20 @@ class EditConflictError(MaintenanceError):
     """The page changed since the version the edit was based on."""
 
 
-def edit_page(workspace, page_path: str, body: str, *, expected_version: int) -> tuple[int, str | None]:
+def _existing_page(workspace, page_path: str):
+    relative = workspace.relative(workspace.root / page_path)
+    document = workspace.store.document_by_path(relative)
+    if not relative.startswith("wiki/") or relative in COLLECTION_PAGES or document is None or not (workspace.root / relative).is_file():
+        raise MaintenanceError(f"{relative}: no such wiki page (it may have been deleted meanwhile). Reload the page list and start from the current page.")
+    return relative, document
+
+
+def page_version(workspace, page_path: str) -> int:
+    """The version a later save_page must name as expected_version."""
+    return _existing_page(workspace, page_path)[1].version
+
+
+def save_page(workspace, page_path: str, body: str, *, expected_version: int) -> tuple[int, str | None]:
     """Replace a page's body (frontmatter kept), refusing an edit based on an old version.
 
     Returns (new version, commit). The page is re-indexed, its references
@@ -145,15 +165,14 @@ def edit_page(workspace, page_path: str, body: str, *, expected_version: int) ->
     from datetime import datetime
 
     from llmwiki.generate import publish
+    from llmwiki.journal import operation
     from llmwiki.pages import render_page
 
-    with workspace.write_lock():
-        relative = workspace.relative(workspace.root / page_path)
-        path = workspace.root / relative
-        document = workspace.store.document_by_path(relative)
-        if not relative.startswith("wiki/") or document is None or not path.is_file():
-            raise MaintenanceError(f"{relative}: no such wiki page (it may have been deleted meanwhile). Reload the page list and start from the current page.")
-        meta, current = split_frontmatter(path.read_text(encoding="utf-8"))
+    if "\x00" in body:
+        raise MaintenanceError(f"{page_path}: the new body contains NUL bytes. Remove them and save again.")
+    with operation(workspace, "edit", page=page_path):
+        relative, document = _existing_page(workspace, page_path)
+        meta, current = split_frontmatter((workspace.root / relative).read_text(encoding="utf-8"))
         if document.version != expected_version:
             changes = "".join(difflib.unified_diff(current.splitlines(keepends=True), body.splitlines(keepends=True), "current", "your edit", n=1))
             raise EditConflictError(
@@ -165,6 +184,22 @@ def edit_page(workspace, page_path: str, body: str, *, expected_version: int) ->
         return workspace.store.document_by_path(relative).version, commit
 
 
+edit_page = save_page  # the name earlier releases used
+
+
+def delete_pages(workspace, pages: list[str], *, operation_name: str = "delete pages") -> tuple[list[str], str | None]:
+    """Delete wiki pages (files, store rows, index entries) in one commit; returns (pages, commit)."""
+    from llmwiki.generate import publish
+    from llmwiki.journal import operation
+
+    relatives = [_existing_page(workspace, page)[0] for page in pages]
+    if not relatives:
+        return [], None
+    with operation(workspace, operation_name, pages=relatives):
+        _, commit = publish(workspace, {page: None for page in relatives}, operation=operation_name, subject=f"{len(relatives)} page(s)", deleted=relatives)
+    return relatives, commit
+
+
 def stale_pages(workspace) -> list[tuple[str, str | None]]:
     """(page, reason) of every page marked stale."""
     return [(document.path, workspace.store.stale_reason(document.id)) for document in workspace.store.documents(kind="wiki") if document.stale_since is not None]
@@ -172,11 +207,119 @@ def stale_pages(workspace) -> list[tuple[str, str | None]]:
 
 def delete_stale(workspace) -> tuple[list[str], str | None]:
     """Delete every stale page (files, store rows, index entries); returns (pages, commit)."""
-    from llmwiki.generate import publish
+    return delete_pages(workspace, [page for page, _ in stale_pages(workspace)], operation_name="delete stale pages")
 
-    with workspace.write_lock():
-        pages = [page for page, _ in stale_pages(workspace)]
-        if not pages:
-            return [], None
-        _, commit = publish(workspace, {page: None for page in pages}, operation="delete stale pages", subject=f"{len(pages)} page(s)", deleted=pages)
-        return pages, commit
+
+# -- history and restore -------------------------------------------------------
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    commit: str
+    date: str
+    subject: str
+    snapshot: bool
+
+
+def page_history(workspace, page: str | None = None, *, limit: int = 50) -> list[HistoryEntry]:
+    """Commits that changed the workspace (or one page), newest first, with whether a store snapshot is kept."""
+    from llmwiki import history
+    from llmwiki.snapshots import snapshots
+
+    if not history.is_repository(workspace.root):
+        raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository). Create workspaces with `llmwiki init` (without --no-git).")
+    path = workspace.relative(workspace.root / page) if page else None
+    kept = snapshots(workspace)
+    return [HistoryEntry(commit, date, subject, commit in kept) for commit, date, subject in history.log(workspace.root, path=path, limit=limit)]
+
+
+@dataclass
+class RestoreReport:
+    target: str
+    method: str = ""  # "snapshot" or "rebuild"
+    why_rebuilt: str = ""
+    changed_files: list[str] = field(default_factory=list)
+    losses: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    commit: str | None = None
+
+    def summary(self) -> str:
+        lines = [f"Restored the workspace to {self.target[:10]}: {len(self.changed_files)} file(s) changed."]
+        if self.method == "snapshot":
+            lines.append("Store: loaded from the snapshot taken at that commit (versions, stale marks and verifications as they were).")
+        else:
+            lines.append(f"Store: rebuilt from the files ({self.why_rebuilt}); {self.counts.get('sources', 0)} sources re-extracted, {self.counts.get('pages', 0)} pages re-indexed.")
+            lines += [f"    lost: {loss}" for loss in self.losses]
+        lines.append(f"commit {self.commit[:10]}" if self.commit else "No file differed; nothing to commit.")
+        return "\n".join(lines)
+
+
+def restore(workspace, revision: str) -> RestoreReport:
+    """Bring files and store back to a commit, as a new forward commit; see RestoreReport."""
+    from llmwiki import history
+    from llmwiki.journal import operation
+
+    if not history.is_repository(workspace.root):
+        raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository), so there is nothing to restore.")
+    target = history.resolve(workspace.root, revision)
+    with operation(workspace, "restore", keep_store_copy=False, target=target):
+        return _restore(workspace, target)
+
+
+def _restore(workspace, target: str) -> RestoreReport:
+    """The body of restore; idempotent, so an interrupted restore is carried out again."""
+    from datetime import datetime
+
+    from llmwiki import history
+    from llmwiki.config import CONFIG_FILENAME, load_config
+    from llmwiki.journal import failpoint
+    from llmwiki.snapshots import REBUILD_LOSSES, load_snapshot, rebuild_store, take_snapshot, usable
+    from llmwiki.workspace import Workspace
+
+    root = workspace.root
+    report = RestoreReport(target=target)
+    history.restore_tree(root, target)
+    log_path = root / "wiki/log.md"
+    if log_path.exists():  # the log as it was then, plus this restore
+        stamp = datetime.now().isoformat(timespec="seconds").replace("T", " ")
+        log_path.write_text(log_path.read_text(encoding="utf-8").rstrip() + f"\n\n## {stamp} restore: to {target[:10]}\n", encoding="utf-8")
+    report.changed_files = history.changed_since_head(root)  # also right when an interrupted restore is carried out again
+    failpoint("restore:files")
+    workspace = Workspace(root=root, config=load_config(root / CONFIG_FILENAME))  # the settings as they were then
+    snapshot, why = usable(workspace, target)
+    if snapshot is not None:
+        load_snapshot(workspace, snapshot)
+        report.method = "snapshot"
+    else:
+        report.method, report.why_rebuilt, report.losses = "rebuild", why, REBUILD_LOSSES
+        report.counts = rebuild_store(workspace)
+    failpoint("restore:store")
+    subject = next((entry[2] for entry in history.log(root, limit=1000) if entry[0] == target), "")
+    report.commit = history.commit(root, f"restore: to {target[:10]} ({subject})\n\nstore: {report.method}", report.changed_files)
+    if report.commit:
+        take_snapshot(workspace, report.commit)
+    return report
+
+
+def consistency_problems(workspace) -> list[str]:
+    """Where files and store disagree (empty when they agree): what a crash must never leave behind."""
+    from llmwiki import history
+    from llmwiki.ingest import content_hash
+
+    root = workspace.root
+    problems = []
+    documents = {document.path: document for document in workspace.store.documents()}
+    for path in sorted(workspace.wiki_dir.rglob("*.md")):
+        relative = path.relative_to(root).as_posix()
+        if relative in COLLECTION_PAGES:
+            continue
+        document = documents.get(relative)
+        if document is None:
+            problems.append(f"{relative}: a page file the store does not know")
+        elif document.content_hash != content_hash(path.read_bytes()):
+            problems.append(f"{relative}: the file differs from what the store indexed")
+    for relative, document in documents.items():
+        if not (root / relative).is_file() and (document.kind == "wiki" or document.status == "ready"):
+            problems.append(f"{relative}: in the store but its file is gone")
+    if history.is_repository(root):
+        problems += [f"{path}: changed but not committed" for path in history.changed_since_head(root) if path.startswith("wiki/")]
+    return problems

@@ -78,7 +78,12 @@ class Workspace:
             page = root / "wiki" / name
             if not page.exists():
                 page.write_text(text, encoding="utf-8")
-        return cls(root=root, config=load_config(root / CONFIG_FILENAME))
+        workspace = cls(root=root, config=load_config(root / CONFIG_FILENAME))
+        if (root / STATE_DIRNAME / "journal.json").exists():  # an operation was interrupted: finish or undo it first
+            from llmwiki.journal import recover
+
+            recover(workspace)
+        return workspace
 
     @classmethod
     def find(cls, start: Path | str | None = None) -> Workspace:

@@ -1,0 +1,212 @@
+"""History, snapshots, restore, and crash safety (kill -9) of maintenance operations."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from llmwiki import history
+from llmwiki.errors import LlmwikiError
+from llmwiki.ingest import ingest_paths
+from llmwiki.maintain import consistency_problems, page_history, page_version, restore, save_page, withdraw
+from llmwiki.search import search
+from llmwiki.snapshots import snapshots
+from llmwiki.workspace import Workspace
+
+KELP_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
+KELP_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
+
+
+@pytest.fixture
+def reef(workspace):
+    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
+    (workspace.sources_dir / "b.md").write_text(KELP_B, encoding="utf-8")
+    ingest_paths(workspace)
+    return workspace
+
+
+def store_state(workspace, *, exact: bool = True) -> dict:
+    """What the store holds, in comparable form; exact adds what only a snapshot can bring back."""
+    with workspace.store.connect() as conn:
+        columns = "path, kind, status, content_hash" + (", version, stale_reason" if exact else "")
+        state = {
+            "documents": conn.execute(f"SELECT {columns} FROM documents ORDER BY path").fetchall(),
+            "chunks": conn.execute("SELECT d.path, c.seq, c.text FROM chunks c JOIN documents d ON d.id = c.document_id ORDER BY 1, 2").fetchall(),
+            "references": conn.execute(
+                "SELECT a.path, b.path, r.kind FROM doc_references r JOIN documents a ON a.id = r.from_id JOIN documents b ON b.id = r.to_id ORDER BY 1, 2, 3"
+            ).fetchall(),
+            "postings": conn.execute("SELECT count(*) FROM chunk_terms").fetchone()[0],
+        }
+        if exact:
+            state["verifications"] = conn.execute("SELECT count(*) FROM page_verifications").fetchone()[0]
+    return state
+
+
+def files(workspace) -> dict[str, bytes]:
+    root = workspace.root
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in root.rglob("*")
+        if path.is_file() and not {".git", ".llmwiki"} & set(path.relative_to(root).parts) and path.name != "log.md"
+    }
+
+
+def change_everything(workspace) -> None:
+    """Withdraw a source (a page deleted, one stale), then edit the other summary."""
+    withdraw(workspace, "sources/a.md")
+    page = "wiki/summaries/b.md"
+    save_page(workspace, page, "# Coast survey\n\nSurveyors counted otters in 1999.\n", expected_version=page_version(workspace, page))
+
+
+def test_commits_keep_store_snapshots_pruned_to_the_configured_number(reef):
+    head = history.head(reef.root)
+    assert head in snapshots(reef)  # the ingest's commit has its snapshot
+    entries = page_history(reef)
+    assert entries[0].commit == head and entries[0].snapshot
+    assert [entry.subject for entry in page_history(reef, "wiki/summaries/a.md")][-1].startswith("ingest")
+    config = reef.root / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("keep_snapshots = 10", "keep_snapshots = 2"), encoding="utf-8")
+    workspace = Workspace.open(reef.root)
+    for year in (1999, 2000, 2001):
+        page = "wiki/summaries/b.md"
+        save_page(workspace, page, f"# Coast survey\n\nSurveyors counted otters in {year}.\n", expected_version=page_version(workspace, page))
+    kept = snapshots(workspace)
+    assert len(kept) == 2 and history.head(workspace.root) in kept and head not in kept
+
+
+def test_restore_from_a_snapshot_brings_back_files_and_store_exactly(reef):
+    workspace = reef
+    before_files, before_store, revision = files(workspace), store_state(workspace), history.head(workspace.root)
+    change_everything(workspace)
+    assert store_state(workspace) != before_store and files(workspace) != before_files  # the change was real
+    assert search(workspace, "divers spring", scope="sources").matched_count == 0
+
+    report = restore(workspace, revision[:8])
+
+    assert report.method == "snapshot" and report.commit
+    assert files(workspace) == before_files
+    assert store_state(workspace) == before_store  # versions and stale marks too
+    assert search(workspace, "divers spring", scope="sources").matched_count == 1
+    assert consistency_problems(workspace) == []
+    subjects = [entry.subject for entry in page_history(workspace)]
+    assert subjects[0].startswith("restore: to") and any(subject.startswith("withdraw") for subject in subjects)  # forward, nothing rewritten
+    assert "restore: to" in (workspace.root / "wiki/log.md").read_text(encoding="utf-8")
+
+
+def test_restore_without_a_snapshot_rebuilds_the_store_from_files_and_says_what_is_lost(reef):
+    workspace = reef
+    before_files, before_store, revision = files(workspace), store_state(workspace, exact=False), history.head(workspace.root)
+    change_everything(workspace)
+    shutil.rmtree(workspace.state_dir / "snapshots")
+
+    report = restore(workspace, revision)
+
+    assert report.method == "rebuild" and "no snapshot" in report.why_rebuilt
+    assert any("verification" in loss for loss in report.losses) and "lost:" in report.summary()
+    assert files(workspace) == before_files
+    assert store_state(workspace, exact=False) == before_store
+    assert consistency_problems(workspace) == []
+    assert workspace.store.document_by_path("wiki/concepts/kelp-forest.md").stale_since is None
+
+
+def test_restoring_an_unknown_revision_changes_nothing(reef):
+    before_files, before_store, head = files(reef), store_state(reef), history.head(reef.root)
+    with pytest.raises(LlmwikiError, match="no revision 'no-such-rev'.*llmwiki history"):
+        restore(reef, "no-such-rev")
+    with pytest.raises(LlmwikiError, match="no revision"):
+        restore(reef, "--all")
+    assert history.head(reef.root) == head and files(reef) == before_files and store_state(reef) == before_store
+
+
+def test_an_operation_that_fails_is_rolled_back(reef, monkeypatch):
+    import llmwiki.generate
+
+    before_files, before_store = files(reef), store_state(reef)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(llmwiki.generate, "write_files", broken)
+    with pytest.raises(OSError):
+        withdraw(reef, "sources/a.md")
+    assert files(reef) == before_files and store_state(reef) == before_store  # the source moved back, store as before
+    assert consistency_problems(reef) == []
+
+
+def _llmwiki(root, *arguments, failpoint: str | None = None):
+    environment = dict(os.environ, LLMWIKI_FAILPOINT=failpoint or "")
+    return subprocess.run([sys.executable, "-m", "llmwiki", *arguments, "-w", str(root)], capture_output=True, text=True, env=environment, timeout=300)
+
+
+@pytest.mark.parametrize("point", ["withdraw:store", "withdraw:files", "withdraw:commit"])
+def test_kill_9_during_a_withdrawal_leaves_a_consistent_workspace(reef, point):
+    before_files, before_store, head = files(reef), store_state(reef), history.head(reef.root)
+
+    killed = _llmwiki(reef.root, "withdraw", "sources/a.md", failpoint=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+    after = _llmwiki(reef.root, "status")
+    assert after.returncode == 0, after.stderr
+    assert "interrupted withdraw" in after.stderr
+    workspace = Workspace.open(reef.root)
+    assert consistency_problems(workspace) == []
+    if point == "withdraw:commit":  # the commit had landed: the withdrawal stands
+        assert history.head(workspace.root) != head
+        assert not (workspace.root / "wiki/summaries/a.md").exists() and (workspace.root / "withdrawn/a.md").exists()
+        assert workspace.store.document_by_path("sources/a.md") is None
+        assert workspace.store.document_by_path("wiki/concepts/kelp-forest.md").stale_since is not None
+    else:  # it had not: everything is as before
+        assert history.head(workspace.root) == head
+        assert files(workspace) == before_files and store_state(workspace) == before_store
+    again = _llmwiki(reef.root, "status")
+    assert "interrupted" not in again.stderr  # recovered once, for good
+
+
+@pytest.mark.parametrize("point", ["restore:files", "restore:store"])
+def test_kill_9_during_a_restore_is_carried_out_again(reef, point):
+    before_files, before_store, revision = files(reef), store_state(reef), history.head(reef.root)
+    change_everything(reef)
+
+    killed = _llmwiki(reef.root, "restore", revision, failpoint=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+    after = _llmwiki(reef.root, "status")
+    assert after.returncode == 0 and "interrupted restore" in after.stderr, after.stderr
+    workspace = Workspace.open(reef.root)
+    assert files(workspace) == before_files and store_state(workspace) == before_store
+    assert consistency_problems(workspace) == []
+    assert page_history(workspace)[0].subject.startswith("restore: to")
+
+
+def test_consistency_check_sees_a_page_edited_behind_the_stores_back(reef):
+    assert consistency_problems(reef) == []  # control
+    page = reef.root / "wiki/summaries/b.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nA hand edit.\n", encoding="utf-8")
+    problems = consistency_problems(reef)
+    assert any("differs from what the store indexed" in problem for problem in problems)
+    assert any("not committed" in problem for problem in problems)
+
+
+def test_cli_history_edit_delete_and_restore(reef, tmp_path):
+    root = reef.root
+    body = tmp_path / "body.md"
+    body.write_text("# Coast survey\n\nSurveyors counted otters in 1999.\n", encoding="utf-8")
+    version = page_version(reef, "wiki/summaries/b.md")
+    edited = _llmwiki(root, "edit", "wiki/summaries/b.md", "--body-file", str(body), "--expected-version", str(version))
+    assert edited.returncode == 0 and f"version {version + 1}" in edited.stdout, edited.stderr
+    stale = _llmwiki(root, "edit", "wiki/summaries/b.md", "--body-file", str(body), "--expected-version", str(version))
+    assert stale.returncode == 1 and "changed since version" in stale.stderr
+    deleted = _llmwiki(root, "delete", "wiki/summaries/b.md")
+    assert deleted.returncode == 0 and not (root / "wiki/summaries/b.md").exists()
+    gone = _llmwiki(root, "edit", "wiki/summaries/b.md", "--body-file", str(body))
+    assert gone.returncode == 1 and "no such wiki page" in gone.stderr
+    listed = _llmwiki(root, "history")
+    assert listed.returncode == 0 and "delete pages" in listed.stdout and "edit: wiki/summaries/b.md" in listed.stdout
+    restored = _llmwiki(root, "restore", "HEAD~2")
+    assert restored.returncode == 0 and "snapshot" in restored.stdout, restored.stderr
+    assert "otters returned" in (root / "wiki/summaries/b.md").read_text(encoding="utf-8")
