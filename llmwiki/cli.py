@@ -284,6 +284,36 @@ def delete(pages: tuple[str, ...], workspace_path: str | None) -> None:
     console.print(f"Deleted {len(deleted)} page(s)" + (f"; commit {commit[:10]}" if commit else "") + ".")
 
 
+@cli.command("lint")
+@workspace_option
+@click.option("--fix", is_flag=True, help="Write contradiction warnings and data-gap TODOs into the pages (one commit); resolved gaps become links.")
+@click.option("--severity", type=click.Choice(["error", "warning", "info"]), default="info", show_default=True, help="Show findings of this severity and worse.")
+def lint_command(workspace_path: str | None, fix: bool, severity: str) -> None:
+    """Check the wiki: broken links, stale pages, contradictions, gaps, orphans, thin pages."""
+    from llmwiki.lint import SEVERITIES, lint, repair
+
+    workspace = _workspace(workspace_path)
+    with Progress(TextColumn("[bold]lint: NLI pairs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
+        task = progress.add_task("contradictions", total=None)
+        report = lint(workspace, on_progress=lambda done, total: progress.update(task, completed=done, total=total))
+    shown = SEVERITIES[: SEVERITIES.index(severity) + 1]
+    for finding in report.findings:
+        if finding.severity not in shown:
+            continue
+        console.print(f"[{finding.severity}] {finding.kind}: {finding.detail}", highlight=False, markup=False)
+        for sentence in finding.sentences:
+            console.print(f"    \"{sentence}\"", highlight=False, markup=False)
+        console.print(f"    fix: {finding.action}", highlight=False, markup=False)
+    for note in report.notes:
+        console.print(f"Note: {note}", highlight=False, markup=False)
+    console.print(report.summary() + (f"; {report.pairs_scored} sentence pairs scored" if report.pairs_scored else ""))
+    if fix:
+        pages, commit = repair(workspace, report)
+        console.print(f"Repaired {len(pages)} page(s)" + (f"; commit {commit[:10]}" if commit else "") + ".")
+    if report.by_severity()["error"]:
+        sys.exit(2)
+
+
 @cli.command("history")
 @click.argument("page", required=False)
 @workspace_option

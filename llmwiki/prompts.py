@@ -50,3 +50,10 @@ Conversation:
 Follow-up question: {question}
 
 Reply with the rewritten question only, on one line."""
+
+CONFIRM_CONTRADICTION = """Two sentences from different pages of the same wiki:
+
+1. {first}
+2. {second}
+
+Can both be true at the same time? Reply with one word and nothing else: "yes" if they contradict each other (both cannot be true), "no" if they can both be true."""

@@ -91,6 +91,7 @@ class NLIVerifier:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()
         self.columns = label_columns(self.model.config.id2label)
+        self.contradictions = "contradiction" in self.columns  # a real P(contradiction), which lint needs; 2-way models have none
         self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
         self.batch_size = batch_size
 
@@ -123,6 +124,7 @@ class SimilarityVerifier:
     """Cosine similarity of MiniLM embeddings in [0, 1] as "entailment": a stand-in, not NLI."""
 
     name = SIMILARITY_MODEL
+    contradictions = False  # its contradiction column is always 0
 
     def __init__(self, embedder=None) -> None:
         from llmwiki.embeddings import default_embedder
@@ -149,6 +151,7 @@ class OverlapVerifier:
     """
 
     name = OVERLAP_MODEL
+    contradictions = False
 
     def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         rows = []

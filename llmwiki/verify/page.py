@@ -111,9 +111,15 @@ def page_sentences(body: str) -> list[PageSentence]:
                 sentences.append(PageSentence(text=cleaned, start=stripped_start, end=start + span.start + len(raw.rstrip())))
         paragraph.clear()
 
+    in_lint_block = False
     for line in body.split("\n"):
         stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
+        if stripped.startswith("<!-- llmwiki:lint "):  # a lint note (llmwiki.lint), not a claim of the page
+            flush()
+            in_lint_block = True
+        elif in_lint_block:
+            in_lint_block = stripped != "<!-- /llmwiki:lint -->"
+        elif stripped.startswith(("```", "~~~")):
             in_code = not in_code
             flush()
         elif in_code:

@@ -1,0 +1,343 @@
+"""Lint the wiki: what a careful editor would flag, each finding with a severity and a suggested action.
+
+Checks: files and store out of step (error), broken links and citations
+(error), stale pages (warning), contradictions between concept pages that
+share a source (warning; found by the NLI verifier, confirmed by the LLM when
+one is configured), concepts mentioned on several pages without a page of
+their own, missing cross-references, orphans and thin pages (info).
+
+Repairs (``repair``) write marked blocks into pages, through the one write
+path and in one commit; running them twice changes nothing:
+
+- a contradiction warning block in both pages of a pair;
+- a data-gap TODO block where a concept without a page is mentioned, replaced
+  by a "See also" link once a page for that concept exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from llmwiki.pages import split_frontmatter
+
+SEVERITIES = ("error", "warning", "info")
+CONTENT_FOLDERS = ("wiki/summaries", "wiki/concepts", "wiki/answers")
+BLOCK = re.compile(r"<!-- llmwiki:lint (?P<kind>contradiction|gap) (?P<key>[0-9a-f]{10})(?: (?P<name>[^>]*?))? -->\n(?P<text>.*?)<!-- /llmwiki:lint -->\n?", re.DOTALL)
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_DEFINITION = re.compile(r"^\[[^\]]+\]:\s*(\S+)", re.MULTILINE)
+_CITATION = re.compile(r"\s*\[c\d+\]")
+_WORD = re.compile(r"[^\W_]{3,}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    severity: str
+    pages: tuple[str, ...]
+    detail: str
+    action: str
+    sentences: tuple[str, ...] = ()
+    score: float | None = None
+    confirmed: bool | None = None  # contradictions: the LLM's verdict, None when none was asked
+    name: str = ""  # missing-page findings: the concept
+
+
+@dataclass
+class LintReport:
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    pairs_scored: int = 0
+
+    def by_severity(self) -> dict[str, int]:
+        counts = Counter(finding.severity for finding in self.findings)
+        return {severity: counts.get(severity, 0) for severity in SEVERITIES}
+
+    def summary(self) -> str:
+        counts = self.by_severity()
+        return f"{len(self.findings)} finding(s): " + ", ".join(f"{count} {severity}" for severity, count in counts.items())
+
+
+@dataclass(frozen=True)
+class _Page:
+    path: str
+    title: str
+    meta: dict
+    body: str
+
+    @property
+    def prose(self) -> str:
+        """The body without lint blocks, citation markers, definitions and headings."""
+        text = BLOCK.sub("", self.body)
+        lines = [line for line in text.splitlines() if not line.lstrip().startswith(("#", "[c", "<!--", "- [", "* ["))]
+        return _CITATION.sub("", "\n".join(lines))
+
+    @property
+    def sources(self) -> set[str]:
+        return {entry["path"] for entry in self.meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") not in (None, "chat")}
+
+
+def _pages(root: Path) -> dict[str, _Page]:
+    pages = {}
+    for folder in CONTENT_FOLDERS:
+        for path in sorted((root / folder).glob("*.md")):
+            meta, body = split_frontmatter(path.read_text(encoding="utf-8"))
+            relative = path.relative_to(root).as_posix()
+            pages[relative] = _Page(relative, str(meta.get("title") or path.stem), meta, body)
+    return pages
+
+
+def _resolve(page: str, target: str) -> str | None:
+    """The workspace path a relative link points at, or None for external links and anchors."""
+    target = target.split("#", 1)[0]
+    if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
+        return None
+    parts: list[str] = []
+    for part in (PurePosixPath(page).parent / target).parts:
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _link_to(page: str, target: str) -> str:
+    """A relative link from one wiki page to another."""
+    return posixpath.relpath(target, posixpath.dirname(page))
+
+
+def lint(workspace, *, verifier=None, backend=None, on_progress: Callable[[int, int], None] | None = None) -> LintReport:
+    """Every check; verifier defaults to the configured one, backend to the configured LLM."""
+    from llmwiki.maintain import consistency_problems, stale_pages
+
+    root = workspace.root
+    config = workspace.config.lint
+    report = LintReport()
+    pages = _pages(root)
+    linked_from: dict[str, set[str]] = defaultdict(set)
+
+    for problem in consistency_problems(workspace):
+        report.findings.append(Finding("inconsistent", "error", (problem.split(":", 1)[0],), problem,
+                                       "run `llmwiki ingest` (or `llmwiki restore HEAD` to return to the last commit)"))
+    for path, page in pages.items():
+        targets = [*_LINK.findall(page.body), *_DEFINITION.findall(page.body)]
+        for target in targets:
+            resolved = _resolve(path, target)
+            if resolved is None:
+                continue
+            if not (root / resolved).exists():
+                report.findings.append(Finding("broken-link", "error", (path,), f"{path} links to {target}, which does not exist",
+                                               "remove or correct the link; a withdrawn source's citations go with `llmwiki stale --delete` or an edit"))
+            elif resolved != path:
+                linked_from[resolved].add(path)
+    for page, reason in stale_pages(workspace):
+        report.findings.append(Finding("stale", "warning", (page,), f"{page} is stale: {reason}", "edit it, regenerate it, or delete it with `llmwiki stale --delete`"))
+
+    concepts = {path: page for path, page in pages.items() if path.startswith("wiki/concepts/")}
+    names = {}
+    for path, page in concepts.items():
+        for name in [page.title, *page.meta.get("aliases", [])]:
+            if isinstance(name, str) and len(name) >= 4:
+                names[name] = path
+    for path, page in pages.items():
+        prose = page.prose
+        for name, target in sorted(names.items()):
+            if target == path or target in {_resolve(path, link) for link in _LINK.findall(page.body)}:
+                continue
+            if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", prose):
+                report.findings.append(Finding("missing-cross-reference", "info", (path, target), f"{path} mentions {name!r} but does not link to {target}",
+                                               f"link it: [{name}]({_link_to(path, target)})"))
+    report.findings += _missing_pages(pages, names)
+    for path, page in pages.items():
+        if not linked_from.get(path):
+            report.findings.append(Finding("orphan", "info", (path,), f"no other page links to {path} (only the index lists it)",
+                                           "link it from a related concept or summary page"))
+        words = len(_WORD.findall(page.prose))
+        if words < config.thin_words:
+            report.findings.append(Finding("thin", "info", (path,), f"{path} has {words} words of prose", "add to it from its sources, or merge it into a related page"))
+    report.findings += _contradictions(workspace, concepts, report, verifier=verifier, backend=backend, on_progress=on_progress)
+    order = {severity: index for index, severity in enumerate(SEVERITIES)}
+    report.findings.sort(key=lambda finding: (order[finding.severity], finding.kind, finding.pages))
+    return report
+
+
+def _missing_pages(pages: dict[str, _Page], names: dict[str, str], *, limit: int = 20) -> list[Finding]:
+    """Capitalised names on 2+ pages (3+ mentions) that have no concept page."""
+    from llmwiki.generate import _CAPITALISED, _NOT_CONCEPTS
+
+    mentions: Counter[str] = Counter()
+    where: dict[str, set[str]] = defaultdict(set)
+    known = {name.lower() for name in names} | {page.title.lower() for page in pages.values()}
+    for path, page in pages.items():
+        prose = page.prose
+        for match in _CAPITALISED.finditer(prose):
+            words = match.group(0).split()
+            while words and words[0] in _NOT_CONCEPTS:
+                words = words[1:]
+            name = " ".join(words)
+            before = prose[: match.start()].rstrip()
+            if len(words) == 1 and (not before or before[-1] in ".!?:\n\"'"):
+                continue  # one capitalised word opening a sentence is just a sentence
+            if len(name) >= 4 and name.lower() not in known:
+                mentions[name] += 1
+                where[name].add(path)
+    wanted = [(name, count) for name, count in mentions.items() if count >= 3 and len(where[name]) >= 2]
+    wanted.sort(key=lambda item: (-len(where[item[0]]), -item[1], item[0]))
+    return [
+        Finding("missing-page", "info", tuple(sorted(where[name])), f"{name!r} is mentioned {count} times on {len(where[name])} pages but has no page",
+                "write a concept page for it (or raise [wiki] concepts_per_source and regenerate); `llmwiki lint --fix` marks the gap", name=name)
+        for name, count in wanted[:limit]
+    ]
+
+
+def _sentences(page: _Page) -> list[str]:
+    from llmwiki.verify.page import page_sentences
+
+    return [sentence.text for sentence in page_sentences(BLOCK.sub("", page.body))]
+
+
+def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *, verifier, backend, on_progress) -> list[Finding]:
+    """Sentence pairs across concept pages sharing a source that the NLI model finds contradictory."""
+    config = workspace.config.lint
+    pairs: list[tuple[float, str, str, str, str]] = []
+    paths = sorted(concepts)
+    sentences = {path: _sentences(concepts[path]) for path in paths}
+    for index, first in enumerate(paths):
+        for second in paths[index + 1:]:
+            if not concepts[first].sources & concepts[second].sources:
+                continue
+            for a in sentences[first]:
+                words_a = {word.lower() for word in _WORD.findall(a)}
+                for b in sentences[second]:
+                    if a == b:
+                        continue  # the same source sentence on both pages agrees with itself
+                    words_b = {word.lower() for word in _WORD.findall(b)}
+                    overlap = len(words_a & words_b) / max(min(len(words_a), len(words_b)), 1)
+                    if overlap >= 0.3:  # contradictions talk about the same thing
+                        pairs.append((overlap, first, a, second, b))
+    if not pairs:
+        return []
+    if verifier is None:
+        from llmwiki.verify import load_verifier
+
+        verifier = load_verifier(workspace.config.verification.model)
+    if not getattr(verifier, "contradictions", False):
+        report.notes.append(f"contradictions not checked: the configured verifier ({verifier.name}) is not an NLI model; set [verification] model to one")
+        return []
+    pairs.sort(key=lambda item: -item[0])
+    if len(pairs) > config.max_pairs:
+        report.notes.append(f"{len(pairs)} candidate sentence pairs; scored the {config.max_pairs} with most word overlap ([lint] max_pairs)")
+        pairs = pairs[: config.max_pairs]
+    premises = [pair[2] for pair in pairs] + [pair[4] for pair in pairs]
+    hypotheses = [pair[4] for pair in pairs] + [pair[2] for pair in pairs]
+    scores = []
+    batch = 64
+    for start in range(0, len(premises), batch):
+        scores.extend(verifier.score(premises[start:start + batch], hypotheses[start:start + batch])[:, 2].tolist())
+        if on_progress:
+            on_progress(min(start + batch, len(premises)), len(premises))
+    report.pairs_scored = len(pairs)
+    findings = []
+    generates = backend is not None and getattr(backend, "generates", False)
+    if backend is None:
+        backend = workspace.backend()
+        generates = backend.generates
+    for index, (_, first, a, second, b) in enumerate(pairs):
+        score = max(scores[index], scores[index + len(pairs)])
+        if score < config.contradiction_threshold:
+            continue
+        confirmed = _confirm(backend, a, b) if generates else None
+        severity = "info" if confirmed is False else "warning"
+        verdict = {None: "", True: "; the LLM confirms it", False: "; the LLM does not confirm it"}[confirmed]
+        findings.append(Finding("contradiction", severity, (first, second), f"{first} and {second} (which share a source) may contradict each other (P = {score:.2f}{verdict})",
+                                "check both against their sources and correct one; `llmwiki lint --fix` writes a warning into both pages",
+                                sentences=(a, b), score=score, confirmed=confirmed))
+    return findings
+
+
+def _confirm(backend, a: str, b: str) -> bool | None:
+    from llmwiki import prompts
+    from llmwiki.backends import BackendError
+
+    try:
+        reply = backend.complete([{"role": "user", "content": prompts.CONFIRM_CONTRADICTION.format(first=a, second=b)}]).text
+    except BackendError:
+        return None
+    word = reply.strip().split(maxsplit=1)[0].strip(".!,:").lower() if reply.strip() else ""
+    return {"yes": True, "no": False}.get(word)
+
+
+# -- repairs --------------------------------------------------------------------
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:10]
+
+
+def _insert_block(body: str, block: str) -> str:
+    """After the first heading (inside a concept page's hand-kept preamble), else at the top."""
+    match = re.search(r"^# .*\n", body, re.MULTILINE)
+    at = match.end() if match else 0
+    return body[:at] + "\n" + block + body[at:]
+
+
+def repair(workspace, report: LintReport) -> tuple[list[str], str | None]:
+    """Write contradiction warnings and data-gap TODOs; turn resolved gaps into links. Returns (pages, commit)."""
+    from llmwiki.generate import publish
+    from llmwiki.journal import operation
+    from llmwiki.pages import render_page
+
+    root = workspace.root
+    with operation(workspace, "lint repairs"):
+        pages = _pages(root)
+        bodies = {path: page.body for path, page in pages.items()}
+        titles = {page.title.lower(): path for path, page in pages.items() if path.startswith("wiki/concepts/")}
+        for path, page in pages.items():
+            for alias in page.meta.get("aliases", []) if path.startswith("wiki/concepts/") else []:
+                titles.setdefault(str(alias).lower(), path)
+        for finding in report.findings:
+            if finding.kind == "contradiction" and finding.confirmed is not False:
+                key = _key(*finding.pages, *finding.sentences)
+                for page, mine, theirs, other in ((finding.pages[0], finding.sentences[0], finding.sentences[1], finding.pages[1]),
+                                                  (finding.pages[1], finding.sentences[1], finding.sentences[0], finding.pages[0])):
+                    if page not in bodies or f"llmwiki:lint contradiction {key}" in bodies[page]:
+                        continue
+                    block = (f"<!-- llmwiki:lint contradiction {key} -->\n> **Possible contradiction** with [{pages[other].title}]({_link_to(page, other)}): "
+                             f"this page says \"{mine}\", that page says \"{theirs}\" (P(contradiction) {finding.score:.2f}). "
+                             "Check both against the sources, correct one, then delete this block.\n<!-- /llmwiki:lint -->\n")
+                    bodies[page] = _insert_block(bodies[page], block)
+            elif finding.kind == "missing-page":
+                key = _key(finding.name)
+                for page in finding.pages:
+                    if page in bodies and f"llmwiki:lint gap {key}" not in bodies[page]:
+                        block = (f"<!-- llmwiki:lint gap {key} {finding.name} -->\n> **TODO (data gap):** no page on {finding.name} yet. "
+                                 "Write one; this note becomes a link when it exists.\n<!-- /llmwiki:lint -->\n")
+                        bodies[page] = _insert_block(bodies[page], block)
+        for path, body in list(bodies.items()):
+            def resolve_gap(match: re.Match) -> str:
+                target = titles.get((match.group("name") or "").lower()) if match.group("kind") == "gap" else None
+                return f"See also: [{pages[target].title}]({_link_to(path, target)})\n" if target and target != path else match.group(0)
+
+            bodies[path] = BLOCK.sub(resolve_gap, body)
+        changed = {path: render_page(pages[path].meta, body) for path, body in bodies.items() if body != pages[path].body}
+        if not changed:
+            return [], None
+        _, commit = publish(workspace, changed, operation="lint repairs", subject=f"{len(changed)} page(s)")
+    return sorted(changed), commit
+
+
+def findings_table(report: LintReport) -> list[dict]:
+    """One dict per finding, for tables (CLI, notebook)."""
+    return [
+        {"severity": finding.severity, "kind": finding.kind, "pages": ", ".join(finding.pages), "detail": finding.detail,
+         "sentences": " | ".join(finding.sentences), "action": finding.action}
+        for finding in report.findings
+    ]
+
+
+__all__: Sequence[str] = ("Finding", "LintReport", "lint", "repair", "findings_table")

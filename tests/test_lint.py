@@ -1,0 +1,170 @@
+"""llmwiki lint: findings, NLI contradictions with their controls, and idempotent repairs."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from llmwiki.ingest import ingest_paths
+from llmwiki.lint import lint, repair
+from llmwiki.maintain import consistency_problems, withdraw
+from llmwiki.verify import page_sentences
+
+SOURCE_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
+SOURCE_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
+
+
+class YearClash:
+    """A stand-in NLI model: two sentences that differ only in a year contradict; others are neutral."""
+
+    name = "year-clash-test"
+    contradictions = True
+
+    def __init__(self):
+        self.calls = 0
+
+    def score(self, premises, hypotheses):
+        self.calls += len(premises)
+        rows = []
+        for premise, hypothesis in zip(premises, hypotheses):
+            years = set(re.findall(r"\b1\d{3}\b", premise)) ^ set(re.findall(r"\b1\d{3}\b", hypothesis))
+            same_words = re.sub(r"\b1\d{3}\b", "", premise) == re.sub(r"\b1\d{3}\b", "", hypothesis)
+            rows.append([0.02, 0.03, 0.95] if years and same_words else [0.1, 0.85, 0.05])
+        return np.array(rows)
+
+
+class Reply:
+    generates = True
+    name = "reply-test"
+    model = "test"
+
+    def __init__(self, word):
+        self.word, self.prompts = word, []
+
+    def complete(self, messages, **_):
+        from llmwiki.backends import Completion
+
+        self.prompts.append(messages[-1]["content"])
+        return Completion(text=self.word, model="test")
+
+
+def concept(workspace, name: str, title: str, source: str, body: str) -> str:
+    path = workspace.root / "wiki/concepts" / f"{name}.md"
+    path.write_text(f"---\ntitle: {title}\ntype: concept\nsources:\n- path: {source}\n---\n\n# {title}\n\n{body}\n", encoding="utf-8")
+    ingest_paths(workspace, [path])
+    return f"wiki/concepts/{name}.md"
+
+
+@pytest.fixture
+def planted(workspace):
+    (workspace.sources_dir / "a.md").write_text(SOURCE_A, encoding="utf-8")
+    (workspace.sources_dir / "b.md").write_text(SOURCE_B, encoding="utf-8")
+    ingest_paths(workspace)
+    mapping = concept(workspace, "mapping", "Reef mapping", "sources/a.md",
+                      "The Kelp Forest was first mapped in 1962. Divers study the Kelp Forest every spring with lamps.")
+    survey = concept(workspace, "survey", "Reef survey", "sources/a.md",
+                     "The Kelp Forest was first mapped in 1985. Divers count otters in the Kelp Forest every spring.")
+    elsewhere = concept(workspace, "elsewhere", "Coast history", "sources/b.md",
+                        "The Kelp Forest was first mapped in 1990. Surveyors walked the whole coast in one summer.")
+    return workspace, mapping, survey, elsewhere
+
+
+def test_lint_finds_a_planted_contradiction_and_not_a_consistent_pair(planted):
+    workspace, mapping, survey, elsewhere = planted
+    verifier = YearClash()
+    report = lint(workspace, verifier=verifier, backend=Reply("unused"))
+    contradictions = [finding for finding in report.findings if finding.kind == "contradiction"]
+    assert len(contradictions) == 1
+    found = contradictions[0]
+    assert set(found.pages) == {mapping, survey} and found.severity == "warning" and found.score == pytest.approx(0.95)
+    assert {"The Kelp Forest was first mapped in 1962.", "The Kelp Forest was first mapped in 1985."} == set(found.sentences)
+    assert verifier.calls > 2  # the consistent pairs (the two "every spring" sentences) were scored too, and not flagged
+    assert not any(elsewhere in finding.pages for finding in contradictions)  # 1990 is on a page sharing no source: not compared
+
+
+def test_the_llm_confirms_or_declines_a_contradiction(planted):
+    workspace, mapping, survey, _ = planted
+    declined, confirmed = Reply("No."), Reply("yes")
+    refused = [f for f in lint(workspace, verifier=YearClash(), backend=declined).findings if f.kind == "contradiction"]
+    agreed = [f for f in lint(workspace, verifier=YearClash(), backend=confirmed).findings if f.kind == "contradiction"]
+    assert refused[0].confirmed is False and refused[0].severity == "info"
+    assert agreed[0].confirmed is True and agreed[0].severity == "warning"
+    assert "1962" in declined.prompts[0] and "1985" in declined.prompts[0]
+
+
+def test_contradiction_repair_writes_both_pages_once_and_verification_skips_it(planted):
+    workspace, mapping, survey, _ = planted
+    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    pages, commit = repair(workspace, report)
+    assert {mapping, survey} <= set(pages) and commit
+    for page, other in ((mapping, "survey.md"), (survey, "mapping.md")):
+        text = (workspace.root / page).read_text(encoding="utf-8")
+        assert text.count("**Possible contradiction**") == 1 and f"]({other})" in text
+        assert not any("Possible contradiction" in sentence.text for sentence in page_sentences(text))
+    again, commit_again = repair(workspace, lint(workspace, verifier=YearClash(), backend=Reply("yes")))
+    assert again == [] and commit_again is None  # idempotent
+    assert consistency_problems(workspace) == []
+
+
+def test_a_data_gap_is_marked_and_becomes_a_link_when_its_page_appears(planted):
+    workspace, mapping, survey, _ = planted
+    one = concept(workspace, "otters", "Otters", "sources/b.md", "Otters came back to Sea Otter Bay. Sea Otter Bay is cold.")
+    two = concept(workspace, "coast", "Coastline", "sources/b.md", "Fishers left Sea Otter Bay in winter.")
+    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    gaps = [finding for finding in report.findings if finding.kind == "missing-page"]
+    assert [finding.name for finding in gaps] == ["Sea Otter Bay"] and set(gaps[0].pages) == {one, two}
+    repair(workspace, report)
+    assert "TODO (data gap):** no page on Sea Otter Bay" in (workspace.root / one).read_text(encoding="utf-8")
+    bay = concept(workspace, "sea-otter-bay", "Sea Otter Bay", "sources/b.md", "Sea Otter Bay lies north of the reef.")
+    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    assert not [finding for finding in report.findings if finding.kind == "missing-page"]
+    pages, _ = repair(workspace, report)
+    text = (workspace.root / one).read_text(encoding="utf-8")
+    assert "TODO" not in text and "See also: [Sea Otter Bay](sea-otter-bay.md)" in text and one in pages
+    assert (workspace.root / bay).exists()
+
+
+def test_links_stale_pages_cross_references_orphans_and_thin_pages(planted):
+    workspace, mapping, _, _ = planted
+    clean = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    assert not [f for f in clean.findings if f.kind in ("broken-link", "stale", "inconsistent")]  # control
+    withdraw(workspace, "sources/b.md")
+    page = workspace.root / mapping
+    page.write_text(page.read_text(encoding="utf-8").replace("every spring", "every spring near the [pier](../concepts/pier.md)"), encoding="utf-8")
+    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    kinds = {finding.kind for finding in report.findings}
+    assert {"broken-link", "inconsistent", "thin", "orphan", "missing-cross-reference"} <= kinds
+    assert any(f.kind == "broken-link" and "pier.md" in f.detail and f.severity == "error" for f in report.findings)
+    assert any(f.kind == "inconsistent" and mapping in f.pages for f in report.findings)  # edited behind the store's back
+    assert any(f.kind == "missing-cross-reference" and "Kelp Forest" in f.detail for f in report.findings)
+    assert report.findings[0].severity == "error"  # worst first
+
+
+def test_without_an_nli_model_contradictions_are_skipped_and_the_report_says_so(planted):
+    workspace, *_ = planted
+    report = lint(workspace, backend=Reply("yes"))  # the configured default until trained weights ship: word overlap
+    from llmwiki.verify.nli import shipped_weights
+
+    if shipped_weights() is None:
+        assert any("not an NLI model" in note for note in report.notes)
+        assert not [f for f in report.findings if f.kind == "contradiction"]
+    else:
+        assert not any("not an NLI model" in note for note in report.notes)
+
+
+def test_cli_lint_reports_and_fixes(planted):
+    import subprocess
+    import sys
+
+    workspace, *_ = planted
+    config = workspace.root / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('model = "llmwiki-default"', 'model = "lexical-overlap"'), encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "llmwiki", "lint", "-w", str(workspace.root), "--fix"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "[info] thin:" in result.stdout and "finding(s)" in result.stdout and "not an NLI model" in result.stdout
+    page = workspace.root / "wiki/concepts/mapping.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nSee [nowhere](nowhere.md).\n", encoding="utf-8")
+    broken = subprocess.run([sys.executable, "-m", "llmwiki", "lint", "-w", str(workspace.root), "--severity", "error"], capture_output=True, text=True, timeout=300)
+    assert broken.returncode == 2 and "[error] broken-link" in broken.stdout and "[info]" not in broken.stdout
