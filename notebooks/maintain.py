@@ -8,17 +8,20 @@ with app.setup:
     import sys
     from pathlib import Path
 
+    import altair as alt
     import marimo as mo
     import polars as pl
 
     from llmwiki import history
     from llmwiki.errors import LlmwikiError
-    from llmwiki.maintain import delete_stale, plan_withdrawal, stale_pages, withdraw
+    from llmwiki.lint import findings_table, lint, repair
+    from llmwiki.maintain import delete_stale, page_history, plan_withdrawal, restore, stale_pages, withdraw
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Maintain an llmwiki workspace: withdraw sources, stale pages, history.")
     _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
     _parser.add_argument("--preview", default=None, help="Source whose withdrawal to preview (headless runs).")
+    _parser.add_argument("--lint", action="store_true", help="Run lint without pressing its button (headless runs).")
     args, _ = _parser.parse_known_args(sys.argv[1:])
 
 
@@ -80,12 +83,83 @@ def _(delete_stale_button, workspace):
 
 
 @app.cell
+def _():
+    lint_button = mo.ui.run_button(label="Run lint (scores sentence pairs with the NLI model)")
+    mo.vstack([mo.md("## Lint\n\nBroken links, stale pages, contradictions between concept pages that share a source, data gaps, missing cross-references, orphans, thin pages."), lint_button])
+    return (lint_button,)
+
+
+@app.cell
+def _(lint_button, workspace):
+    mo.stop(not (lint_button.value or args.lint), mo.md("_Press the button to lint the wiki._"))
+    with mo.status.spinner(title="Linting", subtitle="checking links, pages and sources") as _spinner:
+        lint_report = lint(workspace, on_progress=lambda done, total: _spinner.update(subtitle=f"NLI: {done} of {total} sentence pairs scored"))
+    lint_rows = pl.DataFrame(findings_table(lint_report), schema={"severity": pl.Utf8, "kind": pl.Utf8, "pages": pl.Utf8, "detail": pl.Utf8, "sentences": pl.Utf8, "action": pl.Utf8})
+    if not mo.running_in_notebook():
+        print(f"lint: {lint_report.summary()}")
+    return lint_report, lint_rows
+
+
+@app.cell
+def _(lint_report, lint_rows):
+    _counts = lint_rows.group_by("kind", "severity").len("findings")
+    _chart = alt.Chart(_counts).mark_bar().encode(
+        x=alt.X("findings:Q", title="findings"),
+        y=alt.Y("kind:N", sort="-x", title=None),
+        color=alt.Color("severity:N", scale=alt.Scale(domain=["error", "warning", "info"], range=["#c0392b", "#e67e22", "#7f8c8d"])),
+        tooltip=["kind", "severity", "findings"],
+    ).properties(height=alt.Step(22), title="Findings by kind") if lint_rows.height else mo.md("_No findings._")
+    repair_button = mo.ui.run_button(label="Write repairs into the pages (contradiction warnings, data-gap TODOs)", disabled=not lint_rows.height)
+    _notes = mo.md("\n".join(f"- {note}" for note in lint_report.notes)) if lint_report.notes else None
+    mo.vstack([mo.md(f"**{lint_report.summary()}**"), _notes, _chart, mo.ui.table(lint_rows, selection=None, page_size=15), repair_button])
+    return (repair_button,)
+
+
+@app.cell
+def _(lint_report, repair_button, workspace):
+    mo.stop(not repair_button.value)
+    _pages, _commit = repair(workspace, lint_report)
+    mo.callout(mo.md(f"Repaired {len(_pages)} page(s)" + (f"; commit `{_commit[:10]}`" if _commit else "") + "."), kind="success")
+    return
+
+
+@app.cell
 def _(workspace):
-    _log = history.log(workspace.root, limit=30)
-    _frame = pl.DataFrame({"commit": [c[:10] for c, _, _ in _log], "date": [d for _, d, _ in _log], "change": [s for _, _, s in _log]},
-                          schema={"commit": pl.Utf8, "date": pl.Utf8, "change": pl.Utf8})
-    _note = mo.md("_This workspace keeps no git history (made with --no-git, or the sample inside this repository)._") if not history.is_repository(workspace.root) else None
-    mo.vstack([mo.md("## History"), _note, mo.ui.table(_frame, selection=None)])
+    if history.is_repository(workspace.root):
+        _entries = page_history(workspace, limit=30)
+        _frame = pl.DataFrame({"commit": [e.commit[:10] for e in _entries], "date": [e.date[:19].replace("T", " ") for e in _entries],
+                               "change": [e.subject for e in _entries], "store snapshot": ["yes" if e.snapshot else "" for e in _entries]},
+                              schema={"commit": pl.Utf8, "date": pl.Utf8, "change": pl.Utf8, "store snapshot": pl.Utf8})
+        history_table = mo.ui.table(_frame, selection="single", label="Pick a commit to go back to")
+        _note = mo.md("Restoring is a new commit: files come back as they were; the store from its snapshot when one was kept, else rebuilt from the files.")
+    else:
+        history_table = mo.ui.table(pl.DataFrame({"commit": []}, schema={"commit": pl.Utf8}), selection=None)
+        _note = mo.md("_This workspace keeps no git history (made with --no-git, or the sample inside this repository)._")
+    if not mo.running_in_notebook():
+        print(f"history: {len(history_table.data)} change(s)")
+    mo.vstack([mo.md("## History"), _note, history_table])
+    return (history_table,)
+
+
+@app.cell
+def _(history_table):
+    _picked = history_table.value
+    mo.stop(_picked is None or len(_picked) == 0)
+    restore_target = _picked["commit"][0]
+    restore_button = mo.ui.run_button(label=f"Restore the workspace to {restore_target}")
+    restore_button
+    return restore_button, restore_target
+
+
+@app.cell
+def _(restore_button, restore_target, workspace):
+    mo.stop(not restore_button.value)
+    try:
+        _report = restore(workspace, restore_target)
+        _view = mo.callout(mo.md("```\n" + _report.summary() + "\n```"), kind="success")
+    except LlmwikiError as error:
+        _view = mo.callout(mo.md(f"**Not restored.** {error}"), kind="danger")
+    _view
     return
 
 

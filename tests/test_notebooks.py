@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -142,3 +143,15 @@ def test_maintain_notebook_previews_a_withdrawal_without_changing_anything(sampl
     assert result.returncode == 0, result.stderr
     assert "preview sources/otter.txt:" in result.stdout and "page(s) deleted" in result.stdout
     assert sorted(path.relative_to(sample).as_posix() for path in (sample / "wiki").rglob("*.md")) == before
+
+
+def test_maintain_notebook_lints_and_lists_history(sample, tmp_path):
+    from llmwiki.workspace import Workspace
+
+    root = tmp_path / "ws"
+    shutil.copytree(sample, root)
+    Workspace.init(root)  # the copy becomes its own git repository, so it has a history
+    result = run_notebook("maintain.py", root, "--lint")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"lint: \d+ finding\(s\): \d+ error, \d+ warning, \d+ info", result.stdout)
+    assert re.search(r"history: [1-9]\d* change\(s\)", result.stdout)
