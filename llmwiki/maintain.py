@@ -1,4 +1,6 @@
-"""Wiki maintenance: withdrawing a source, with the derivation cascade.
+"""Wiki maintenance: withdrawing a source (with the derivation cascade), safe
+edits and deletion, history and restore. Each write operation runs under the
+journal of ``llmwiki.journal``, so a crash midway is finished or rolled back.
 
 ``withdraw`` follows derivation to a fixpoint: a page is derived from the
 sources (and pages) listed in its frontmatter ``sources``. When a source is
@@ -184,7 +186,6 @@ def save_page(workspace, page_path: str, body: str, *, expected_version: int) ->
         return workspace.store.document_by_path(relative).version, commit
 
 
-edit_page = save_page  # the name earlier releases used
 
 
 def delete_pages(workspace, pages: list[str], *, operation_name: str = "delete pages") -> tuple[list[str], str | None]:

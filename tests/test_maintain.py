@@ -90,14 +90,14 @@ def test_withdrawing_an_unknown_or_a_non_source_document_changes_nothing(reef):
 
 
 def test_edit_keeps_frontmatter_and_refuses_a_stale_version(reef):
-    from llmwiki.maintain import EditConflictError, edit_page
+    from llmwiki.maintain import EditConflictError, save_page
     from llmwiki.pages import read_page
 
     workspace = reef
     page = "wiki/summaries/b.md"
     verify_page(workspace, page, Exact())
     version = workspace.store.document_by_path(page).version
-    new_version, commit = edit_page(workspace, page, "# Coast survey\n\nSurveyors mapped the Kelp Forest in 1999.\n", expected_version=version)
+    new_version, commit = save_page(workspace, page, "# Coast survey\n\nSurveyors mapped the Kelp Forest in 1999.\n", expected_version=version)
     edited = read_page(workspace.root, page)
     assert new_version == version + 1 and commit
     assert edited.meta["sources"][0]["path"] == "sources/b.md" and edited.meta["edited"] is True
@@ -107,9 +107,9 @@ def test_edit_keeps_frontmatter_and_refuses_a_stale_version(reef):
     assert load_verification(workspace, page) is None  # the edit dropped the stored verification
     assert [hit.path for hit in search(workspace, "1999", scope="wiki").hits] == [page]
     with pytest.raises(EditConflictError, match=f"changed since version {version}") as caught:
-        edit_page(workspace, page, "# Coast survey\n\nA stale edit.\n", expected_version=version)
+        save_page(workspace, page, "# Coast survey\n\nA stale edit.\n", expected_version=version)
     assert "-Surveyors mapped the Kelp Forest in 1999." in str(caught.value) and "+A stale edit." in str(caught.value)
     assert "in 1999" in read_page(workspace.root, page).body  # nothing was overwritten
     (workspace.root / page).unlink()
     with pytest.raises(MaintenanceError, match="deleted meanwhile"):
-        edit_page(workspace, page, "x", expected_version=new_version)
+        save_page(workspace, page, "x", expected_version=new_version)
