@@ -75,6 +75,18 @@ def test_a_tiny_saved_model_loads_and_its_labels_are_mapped(tmp_path, layout):
     assert (against.score(["the otter ."], ["fish ."])[:, 2] > 0.99).all()  # control
 
 
+def test_batches_sorted_by_length_return_rows_in_input_order(tmp_path):
+    verifier = NLIVerifier(tiny_model(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"}), batch_size=2)
+    verifier.model.classifier.weight.data *= 300  # a random tiny model is near uniform; sharpen it so rows differ
+    premises = ["the otter eats fish . " * 6, "kelp .", "the sea otter eats a fish .", "otter ."]
+    hypotheses = ["the otter .", "a sea otter eats kelp . " * 3, "fish .", "the kelp is a kelp ."]
+    together = verifier.score(premises, hypotheses)
+    one_by_one = np.concatenate([verifier.score([p], [h]) for p, h in zip(premises, hypotheses)])
+    assert np.allclose(together, one_by_one, atol=1e-5, rtol=0)
+    assert np.abs(together[0] - together[1]).max() > 1e-4  # control: the rows differ (10x the tolerance), so order matters: the rows differ, so order matters
+    assert verifier.contradictions
+
+
 def test_a_two_label_model_reports_not_entailment_as_neutral(tmp_path):
     verifier = NLIVerifier(tiny_model(tmp_path / "m", {0: "entailment", 1: "not_entailment"}, favour=1))
     scores = verifier.score(["the otter eats fish ."], ["kelp ."])
