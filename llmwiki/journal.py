@@ -65,7 +65,7 @@ def operation(workspace, name: str, *, keep_store_copy: bool = True, **details):
     The caller commits at the end; the snapshot for that commit is taken here.
     """
     from llmwiki import history
-    from llmwiki.snapshots import take_snapshot
+    from llmwiki.snapshots import copy_store, take_snapshot
 
     with workspace.write_lock():
         _recover_locked(workspace)
@@ -75,7 +75,7 @@ def operation(workspace, name: str, *, keep_store_copy: bool = True, **details):
             before = workspace.state_dir / BEFORE_FILE
             before.unlink(missing_ok=True)
             if keep_store_copy:
-                _copy_store(workspace, before)
+                copy_store(workspace, before)
             journal.save()
             try:
                 yield journal
@@ -158,14 +158,3 @@ def _finish(workspace) -> None:
     (workspace.state_dir / JOURNAL_FILE).unlink(missing_ok=True)
     (workspace.state_dir / BEFORE_FILE).unlink(missing_ok=True)
 
-
-def _copy_store(workspace, target: Path) -> None:
-    from llmwiki.snapshots import _quoted
-
-    with workspace.store.connect() as conn:
-        name = conn.execute("SELECT current_database()").fetchone()[0]
-        conn.execute(f"ATTACH '{_quoted(target)}' AS llmwiki_before")
-        try:
-            conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_before')
-        finally:
-            conn.execute("DETACH llmwiki_before")

@@ -60,16 +60,21 @@ def take_snapshot(workspace, commit: str | None) -> Snapshot | None:
     partial = folder / f".{commit}.partial"
     for leftover in (partial, partial.with_name(partial.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    with workspace.store.connect() as conn:
-        name = conn.execute("SELECT current_database()").fetchone()[0]
-        conn.execute(f"ATTACH '{_quoted(partial)}' AS llmwiki_snapshot")
-        try:
-            conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_snapshot')
-        finally:
-            conn.execute("DETACH llmwiki_snapshot")
+    copy_store(workspace, partial)
     os.replace(partial, target)  # a crash before this leaves only a .partial, never a half snapshot
     prune(workspace)
     return Snapshot(commit, target, target.stat().st_size)
+
+
+def copy_store(workspace, target: Path) -> None:
+    """A consistent copy of the store in a new database file (one transaction; other readers may go on)."""
+    with workspace.store.connect() as conn:
+        name = conn.execute("SELECT current_database()").fetchone()[0]
+        conn.execute(f"ATTACH '{_quoted(target)}' AS llmwiki_copy")
+        try:
+            conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_copy')
+        finally:
+            conn.execute("DETACH llmwiki_copy")
 
 
 def prune(workspace) -> list[Path]:

@@ -76,3 +76,18 @@ def wiki(workspace):
     ingest_paths(workspace, [workspace.sources_dir / "hidden.md"], generate=False)  # in the sources only, not in the wiki
     (workspace.datasets_dir / "harbours.md").write_text(DATASET, encoding="utf-8")
     return workspace
+
+
+REEF_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
+REEF_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
+
+
+@pytest.fixture
+def reef(workspace):
+    """Two sources about the Kelp Forest, ingested with their wiki pages (one concept page shared by both)."""
+    from llmwiki.ingest import ingest_paths
+
+    (workspace.sources_dir / "a.md").write_text(REEF_A, encoding="utf-8")
+    (workspace.sources_dir / "b.md").write_text(REEF_B, encoding="utf-8")
+    ingest_paths(workspace)
+    return workspace

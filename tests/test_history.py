@@ -12,22 +12,13 @@ import pytest
 
 from llmwiki import history
 from llmwiki.errors import LlmwikiError
-from llmwiki.ingest import ingest_paths
 from llmwiki.maintain import consistency_problems, page_history, page_version, restore, save_page, withdraw
 from llmwiki.search import search
 from llmwiki.snapshots import snapshots
 from llmwiki.workspace import Workspace
 
-KELP_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
-KELP_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
 
 
-@pytest.fixture
-def reef(workspace):
-    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
-    (workspace.sources_dir / "b.md").write_text(KELP_B, encoding="utf-8")
-    ingest_paths(workspace)
-    return workspace
 
 
 def store_state(workspace, *, exact: bool = True) -> dict:

@@ -12,8 +12,6 @@ from llmwiki.lint import lint, repair
 from llmwiki.maintain import consistency_problems, withdraw
 from llmwiki.verify import page_sentences
 
-SOURCE_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
-SOURCE_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
 
 
 class YearClash:
@@ -58,10 +56,8 @@ def concept(workspace, name: str, title: str, source: str, body: str) -> str:
 
 
 @pytest.fixture
-def planted(workspace):
-    (workspace.sources_dir / "a.md").write_text(SOURCE_A, encoding="utf-8")
-    (workspace.sources_dir / "b.md").write_text(SOURCE_B, encoding="utf-8")
-    ingest_paths(workspace)
+def planted(reef):
+    workspace = reef
     mapping = concept(workspace, "mapping", "Reef mapping", "sources/a.md",
                       "The Kelp Forest was first mapped in 1962. Divers study the Kelp Forest every spring with lamps.")
     survey = concept(workspace, "survey", "Reef survey", "sources/a.md",

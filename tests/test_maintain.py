@@ -9,8 +9,6 @@ from llmwiki.maintain import MaintenanceError, plan_withdrawal, withdraw
 from llmwiki.search import search
 from llmwiki.verify import verify_page
 
-KELP_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
-KELP_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
 
 
 class Exact:
@@ -22,12 +20,6 @@ class Exact:
         return np.array([[1.0, 0.0, 0.0] if h.rstrip(".") in p else [0.0, 1.0, 0.0] for p, h in zip(premises, hypotheses)])
 
 
-@pytest.fixture
-def reef(workspace):
-    (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
-    (workspace.sources_dir / "b.md").write_text(KELP_B, encoding="utf-8")
-    ingest_paths(workspace)
-    return workspace
 
 
 def test_withdrawal_cascade(reef):
