@@ -91,6 +91,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "wice" / "dev.jsonl")
     parser.add_argument("--model", default="llmwiki-default", help="verifier: llmwiki-default, minilm-cosine, or an NLI model id/path")
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--windows", type=int, default=8, help="premise windows per claim and per page sentence")
+    parser.add_argument("--int8", action="store_true", help="quantize the NLI model's linear layers to int8 (CPU)")
+    parser.add_argument("--max-length", type=int, default=256, help="NLI input length in tokens")
     parser.add_argument("--weights", type=Path, default=None, help="evaluate trained weights from this folder (as written by llmwiki.verify.train)")
     args = parser.parse_args()
     if not args.data.is_file():
@@ -106,14 +109,14 @@ def main() -> None:
         from llmwiki.verify.train import load_shipped
 
         model, tokenizer = load_shipped(args.weights)
-        configured = NLIVerifier(model, tokenizer=tokenizer, name=f"trained ({args.weights})")
+        configured = NLIVerifier(model, tokenizer=tokenizer, name=f"trained ({args.weights})", int8=args.int8, max_length=args.max_length)
     else:
         configured = load_verifier(args.model)
     systems = [("configured: " + configured.name, configured), ("baseline: lexical overlap", OverlapVerifier()), ("baseline: MiniLM cosine", SimilarityVerifier())]
     print(f"WiCE dev: {len(claims)} claims, {labels.sum()} supported (positive), {len(labels) - labels.sum()} not")
     print(f"{'verifier':<44}{'BAcc':>7}{'AUC':>7}{'pairs':>8}{'pairs/s':>9}")
     for name, verifier in systems:
-        scores, pair_count, seconds = claim_scores(verifier, claims)
+        scores, pair_count, seconds = claim_scores(verifier, claims, top_windows=args.windows)
         print(f"{name:<44}{100 * split_bacc(labels, scores):>7.1f}{roc_auc(labels, scores):>7.3f}{pair_count:>8}{pair_count / max(seconds, 1e-9):>9.0f}")
     print("published WiCE test BAcc: " + ", ".join(f"{name} {value}" for name, value in PUBLISHED.items()))
 
@@ -128,7 +131,7 @@ def main() -> None:
         ingest_paths(workspace)
         configured.score(["warm up"], ["warm up"])
         started = time.perf_counter()
-        result = verify_page(workspace, "wiki/summaries/alessandro-volta.md", configured, force=True)
+        result = verify_page(workspace, "wiki/summaries/alessandro-volta.md", configured, force=True, premises_per_sentence=args.windows)
         seconds = time.perf_counter() - started
     print(f"page wiki/summaries/alessandro-volta.md with {configured.name}: {len(result.sentences)} sentences, {result.pairs_scored} pairs in {seconds:.2f} s "
           f"= {len(result.sentences) / seconds:.1f} sentences/s, {result.pairs_scored / seconds:.0f} pairs/s (target >= 50 sentences/s)")

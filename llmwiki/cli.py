@@ -174,7 +174,7 @@ def ask(question: str, workspace_path: str | None, open_page: str | None, agenti
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Supported at or above this P(entailment) (default: [verification] threshold).")
 def verify(pages, workspace_path, everything, changed, force, threshold) -> None:
     """Score each sentence of wiki pages against their sources (local NLI model)."""
-    from llmwiki.verify import load_verification, load_verifier, verify_pages, wiki_pages
+    from llmwiki.verify import load_verification, verify_pages, wiki_pages
 
     workspace = _workspace(workspace_path)
     threshold = workspace.config.verification.threshold if threshold is None else threshold
@@ -186,7 +186,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold) -> None
         names = [workspace.relative(workspace.root / page) if not page.startswith("/") else workspace.relative(page) for page in pages]
     else:
         raise click.UsageError("name pages, or pass --all or --changed")
-    verifier = load_verifier(workspace.config.verification.model)
+    verifier = workspace.verifier()
     if verifier.name in ("lexical-overlap", "minilm-cosine"):
         errors.print(f"note: scores are {verifier.name}, not NLI entailment: llmwiki's trained NLI weights are not installed. Set [verification] model to an NLI model id or path for entailment scores.", markup=False, highlight=False)
     with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:

@@ -224,9 +224,8 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
     if not pairs:
         return []
     if verifier is None:
-        from llmwiki.verify import load_verifier
 
-        verifier = load_verifier(workspace.config.verification.model)
+        verifier = workspace.verifier()
     if not getattr(verifier, "contradictions", False):
         report.notes.append(f"contradictions not checked: the configured verifier ({verifier.name}) is not an NLI model; set [verification] model to one")
         return []

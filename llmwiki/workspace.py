@@ -162,6 +162,13 @@ class Workspace:
 
         return make_backend(self.config.llm)
 
+    def verifier(self):
+        """The verifier named in [verification]."""
+        from llmwiki.verify import load_verifier
+
+        settings = self.config.verification
+        return load_verifier(settings.model, int8=settings.int8, max_length=settings.max_length)
+
     def kind_of(self, relative_path: str) -> str:
         """'wiki' for pages under wiki/, 'source' for everything else."""
         return "wiki" if relative_path.startswith("wiki/") else "source"

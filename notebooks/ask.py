@@ -150,10 +150,10 @@ def _(saved_path):
 
 @app.cell
 def _(saved_path, verify_button, workspace):
-    from llmwiki.verify import VerificationError, load_verifier, verify_page
+    from llmwiki.verify import VerificationError, verify_page
 
     mo.stop(saved_path is None or not (verify_button.value or (args.save and not mo.running_in_notebook())))
-    _verifier = load_verifier(workspace.config.verification.model)
+    _verifier = workspace.verifier()
     try:
         with mo.status.spinner(title=f"Verifying with {_verifier.name}…"):
             _result = verify_page(workspace, saved_path, _verifier)

@@ -12,7 +12,7 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
-    from llmwiki.verify import load_verification, load_verifier, verify_pages, wiki_pages
+    from llmwiki.verify import load_verification, verify_pages, wiki_pages
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources.")
@@ -42,7 +42,7 @@ def _(pages_available, workspace):
 @app.cell
 def _(pages, verify_button, workspace):
     mo.stop(not (verify_button.value or args.verify), mo.md("_Stored scores are shown below; press **Verify** to score new or changed pages._"))
-    verifier = load_verifier(workspace.config.verification.model)
+    verifier = workspace.verifier()
     with mo.status.progress_bar(total=max(len(pages.value), 1), title=f"Verifying with {verifier.name}", remove_on_exit=True) as _bar:
         _state = {"done": 0}
 

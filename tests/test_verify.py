@@ -259,3 +259,14 @@ def test_shipped_weights_are_assembled_from_the_package_base_and_checked(tmp_pat
     with pytest.raises(VerifierError, match="checksum mismatch"):
         load_shipped(tmp_path / "weights")
     assert sums[SHIPPED_FILE] != "0" * 64
+
+
+def test_int8_quantization_keeps_scores_close(tmp_path):
+    import torch
+
+    path = tiny_model(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    plain, quantized = NLIVerifier(path, device="cpu"), NLIVerifier(path, device="cpu", int8=True)
+    assert isinstance(plain.model.classifier, torch.nn.Linear)
+    assert not isinstance(quantized.model.classifier, torch.nn.Linear)  # the linear layers were swapped for int8 ones
+    premises, hypotheses = ["the otter eats fish .", "kelp ."], ["a sea otter eats kelp .", "the otter ."]
+    assert np.allclose(plain.score(premises, hypotheses), quantized.score(premises, hypotheses), atol=0.05)
