@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # The main job, end to end on a fresh copy of the sample workspace (build/demo):
-# a git-tracked workspace, ingest + wiki generation, status, a search, the trace.
+# a git-tracked workspace, ingest + wiki generation, status, a search, a dataset,
+# a saved cited answer, verification, lint, history and the trace.
 DEMO := build/demo
 demo: $(STAMP)
 	rm -rf $(DEMO) && mkdir -p build && cp -r workspace $(DEMO) && rm -rf $(DEMO)/.llmwiki $(DEMO)/wiki
@@ -28,8 +29,10 @@ demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki datasets scientists --workspace $(DEMO)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki ask "Who discovered radioactivity?" --save --workspace $(DEMO)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki verify --all --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki lint --severity warning --workspace $(DEMO)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki history --workspace $(DEMO)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki trace --workspace $(DEMO)
-	@echo "Wiki written to $(DEMO)/wiki (see $(DEMO)/wiki/index.md); history: git -C $(DEMO) log"
+	@echo "Wiki written to $(DEMO)/wiki (see $(DEMO)/wiki/index.md); go back with: llmwiki restore COMMIT -w $(DEMO)"
 
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest
