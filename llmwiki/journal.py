@@ -119,6 +119,9 @@ def _recover_locked(workspace) -> str | None:
         journal = Journal(path, raw["operation"], raw.get("head"), raw.get("details", {}), [tuple(move) for move in raw.get("moves", [])])
     except (OSError, ValueError, KeyError, TypeError):
         journal = Journal(path, "unknown", None)
+    lock = workspace.root / ".git" / "index.lock"
+    if lock.exists():  # git was killed too; operations are serialised by the write lock we hold, so it is stale
+        lock.unlink()
     head = history.head(workspace.root)
     if journal.operation == "restore" and head is not None and journal.details.get("target"):
         from llmwiki.maintain import _restore

@@ -57,6 +57,8 @@ def take_snapshot(workspace, commit: str | None) -> Snapshot | None:
     folder = snapshot_folder(workspace)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{commit}.duckdb"
+    if target.is_file():  # taken when the commit was made; the store then is what it stands for
+        return Snapshot(commit, target, target.stat().st_size)
     partial = folder / f".{commit}.partial"
     for leftover in (partial, partial.with_name(partial.name + ".wal")):
         leftover.unlink(missing_ok=True)

@@ -201,3 +201,14 @@ def test_cli_history_edit_delete_and_restore(reef, tmp_path):
     restored = _llmwiki(root, "restore", "HEAD~2")
     assert restored.returncode == 0 and "snapshot" in restored.stdout, restored.stderr
     assert "otters returned" in (root / "wiki/summaries/b.md").read_text(encoding="utf-8")
+
+
+def test_recovery_clears_a_git_lock_left_by_a_killed_git(reef):
+    before_files, head = files(reef), history.head(reef.root)
+    killed = _llmwiki(reef.root, "withdraw", "sources/a.md", failpoint="withdraw:files")
+    assert killed.returncode == -signal.SIGKILL
+    (reef.root / ".git" / "index.lock").write_text("", encoding="utf-8")  # as a git killed mid-write leaves it
+    after = _llmwiki(reef.root, "status")
+    assert after.returncode == 0 and "rolled back" in after.stderr, after.stderr
+    assert not (reef.root / ".git" / "index.lock").exists()
+    assert history.head(reef.root) == head and files(reef) == before_files
