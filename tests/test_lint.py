@@ -164,3 +164,18 @@ def test_cli_lint_reports_and_fixes(planted):
     page.write_text(page.read_text(encoding="utf-8") + "\nSee [nowhere](nowhere.md).\n", encoding="utf-8")
     broken = subprocess.run([sys.executable, "-m", "llmwiki", "lint", "-w", str(workspace.root), "--severity", "error"], capture_output=True, text=True, timeout=300)
     assert broken.returncode == 2 and "[error] broken-link" in broken.stdout and "[info]" not in broken.stdout
+
+
+def test_lint_scores_pairs_with_a_configured_nli_model(planted, tmp_path):
+    from models import tiny_model
+
+    from llmwiki.workspace import Workspace
+
+    workspace, *_ = planted
+    model = tiny_model(tmp_path / "nli", {0: "contradiction", 1: "entailment", 2: "neutral"}, favour=0)  # says "contradiction" to everything
+    config = workspace.root / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('model = "llmwiki-default"', f'model = "{model}"'), encoding="utf-8")
+    report = lint(Workspace.open(workspace.root), backend=Reply("yes"))
+    assert report.pairs_scored > 0 and not report.notes
+    flagged = [finding for finding in report.findings if finding.kind == "contradiction"]
+    assert flagged and all(finding.score > 0.99 for finding in flagged)  # the label was found by name, at index 0

@@ -3,6 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from models import tiny_model
+
 from llmwiki.ingest import ingest_paths
 from llmwiki.verify import (
     NLIVerifier,
@@ -14,32 +16,7 @@ from llmwiki.verify import (
     verify_page,
 )
 
-# -- the model loading path, on tiny models built here ------------------------------
-
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "otter", "eats", "fish", "kelp", "a", "is", "sea", "##s", "."]
-
-
-def tiny_model(folder, id2label: dict[int, str], *, favour: int | None = None):
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    (folder).mkdir(parents=True, exist_ok=True)
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab), model_max_length=64)
-    config = BertConfig(vocab_size=len(VOCAB), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                        max_position_embeddings=64, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()})
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(config)
-    if favour is not None:
-        with torch.no_grad():
-            model.classifier.weight.zero_()
-            model.classifier.bias.zero_()
-            model.classifier.bias[favour] = 10.0
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
+# -- the model loading path, on tiny models built by the tests (fixtures/models.py) ------
 
 @pytest.mark.parametrize(
     ("id2label", "expected"),
