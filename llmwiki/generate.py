@@ -41,7 +41,8 @@ from llmwiki import history, prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.chunking import sentence_spans
 from llmwiki.errors import LlmwikiError
-from llmwiki.journal import ACTIVE
+from llmwiki.journal import ACTIVE, failpoint
+from llmwiki.journal import operation as journaled
 from llmwiki.pages import (
     CITATION,
     cited_chunk_ids,
@@ -55,7 +56,6 @@ from llmwiki.pages import (
     write_files,
 )
 from llmwiki.records import Chunk, Document
-from llmwiki.snapshots import take_snapshot
 from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.workspace import COLLECTION_PAGES
 
@@ -519,8 +519,19 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
 def publish(workspace, texts: dict[str, str | None], *, operation: str, subject: str, deleted: Sequence[str] = (), notes: Sequence[str] = (), also_commit: Sequence[str] = ()) -> tuple[list[str], str | None]:
     """The one write path for wiki pages: index, overview, log, atomic files, store, commit.
 
-    Returns (written paths, commit id). Files are restored if the store update fails.
+    Returns (written paths, commit id). Files are restored if the store update
+    fails; the write is journaled (llmwiki.journal), so a crash midway is
+    rolled back when the workspace is next opened.
     """
+    journal = ACTIVE.get(workspace.root)
+    if journal is not None:  # inside a maintenance operation, which journals and snapshots
+        return _publish(workspace, journal, texts, operation=operation, subject=subject, deleted=deleted, notes=notes, also_commit=also_commit)
+    sources = [path for path in also_commit if path.startswith("sources/")]
+    with journaled(workspace, operation, keep_store_copy=False, locked=True, subject=subject, sources=sources) as journal:
+        return _publish(workspace, journal, texts, operation=operation, subject=subject, deleted=deleted, notes=notes, also_commit=also_commit)
+
+
+def _publish(workspace, journal, texts, *, operation, subject, deleted, notes, also_commit) -> tuple[list[str], str | None]:
     root = workspace.root
     texts = dict(texts)
     texts.update(_collection_pages(root, texts))
@@ -531,18 +542,19 @@ def publish(workspace, texts: dict[str, str | None], *, operation: str, subject:
     log_path = root / "wiki/log.md"
     log_text = log_path.read_text(encoding="utf-8") if log_path.exists() else "# Log\n"
     texts["wiki/log.md"] = log_text.rstrip() + "\n\n" + "\n".join(entry) + "\n"
+    journal.record_paths(root, sorted(texts))
     with workspace.store.session():
         backups = write_files(root, texts)
+        failpoint("publish:files")
         try:
             _index_pages(workspace, texts)
         except BaseException:
             restore(root, backups)
             _index_pages(workspace, {path: (None if data is None else "") for path, data in backups.items()})
             raise
+    failpoint("publish:store")
     files = sorted(texts)
     commit = history.commit(root, f"{operation}: {subject}\n\n" + "\n".join(files), [*files, *also_commit])
-    if commit and root not in ACTIVE:  # inside a journaled operation, the operation takes it at its end
-        take_snapshot(workspace, commit)
     return sorted(path for path, text in texts.items() if text is not None), commit
 
 

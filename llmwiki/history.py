@@ -102,3 +102,10 @@ def restore_tree(root: Path, commit: str) -> list[str]:
 def changed_since_head(root: Path) -> list[str]:
     """Tracked paths whose working copy differs from the last commit."""
     return [line for line in _git(root, "diff", "--name-only", "--no-renames", "HEAD", "--").splitlines() if line]
+
+
+def unstage(root: Path, paths: Iterable[str]) -> None:
+    """Make the index agree with HEAD for these paths, leaving the files as they are."""
+    paths = sorted(set(paths))
+    if paths and is_repository(root):
+        _git(root, "reset", "--quiet", "HEAD", "--", *paths)

@@ -1,18 +1,22 @@
-"""Crash safety for maintenance operations: a journal, and recovery at the next command.
+"""Crash safety for every write: a journal, and recovery at the next command.
 
-A maintenance operation (withdraw, edit, delete, lint repairs, restore) runs
-inside ``operation()``: under the workspace's write lock it writes
-``.llmwiki/journal.json`` (what runs, the commit it started from, files it
-moved) and a copy of the store as it was. It ends with a git commit, then the
-journal is removed. If the process dies in between (kill -9, power loss), the
-journal stays, and ``recover()`` — run when a workspace is opened — puts the
-workspace back in a state where files and store agree:
+Each write runs inside ``operation()``: under the workspace's write lock it
+writes ``.llmwiki/journal.json`` (what runs, the commit it started from, the
+files it will write or delete, the files it moves) before touching anything.
+Maintenance operations (withdraw, edit, delete, lint repairs) also keep a copy
+of the store as it was; a plain page write (``generate.publish`` for ingest,
+regenerate, a saved answer) needs none, because its store change is the
+re-indexing of the pages it writes. The operation ends with a git commit, the
+commit's snapshot is taken, and the journal is removed. If the process dies
+in between (kill -9, power loss), the journal stays, and ``recover()`` — run
+when a workspace is opened — brings files and store back into agreement:
 
 - the operation's commit landed: it had finished; only the snapshot is taken;
-- it did not: files go back to the last commit, moved files move back, and
-  the store is loaded from the copy taken at the start (a restore is instead
-  carried out again: it is idempotent);
-- a workspace without git history: the store is rebuilt from the files.
+- it did not: the files it wrote are put back as they were (each was copied
+  aside before being written; new ones are removed, moved ones move back;
+  nothing else in the workspace is touched), and the store is loaded from the
+  copy, or the pages are re-indexed; a restore is instead carried out again
+  (it is idempotent). This works with or without git history.
 
 An operation that fails with an exception is rolled back the same way at once.
 """
@@ -29,7 +33,8 @@ from pathlib import Path
 
 JOURNAL_FILE = "journal.json"
 BEFORE_FILE = "journal-before.duckdb"
-ACTIVE: set[Path] = set()  # workspaces with an operation running in this process
+KEPT_DIR = "journal-files"
+ACTIVE: dict[Path, "Journal"] = {}  # workspace root -> the operation running in this process
 RECOVERED: dict[Path, str] = {}  # workspace root -> what recovery did, in this process
 
 
@@ -46,11 +51,30 @@ class Journal:
     head: str | None
     details: dict = field(default_factory=dict)
     moves: list[tuple[str, str]] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    kept: dict[str, str] = field(default_factory=dict)  # recorded path that existed -> its copy
 
     def save(self) -> None:
         partial = self.path.with_suffix(".partial")
-        partial.write_text(json.dumps({"operation": self.operation, "head": self.head, "details": self.details, "moves": self.moves}), encoding="utf-8")
+        state = {"operation": self.operation, "head": self.head, "details": self.details, "moves": self.moves, "paths": self.paths, "kept": self.kept}
+        partial.write_text(json.dumps(state), encoding="utf-8")
         os.replace(partial, self.path)
+
+    def record_paths(self, root: Path, paths) -> None:
+        """Note files about to be written or deleted, copying the existing ones aside first,
+        so a rollback can put back exactly what was there (uncommitted hand edits included)."""
+        import shutil
+
+        for path in dict.fromkeys(paths):
+            if path in self.paths:
+                continue
+            if (root / path).is_file():
+                copy = self.path.parent / KEPT_DIR / str(len(self.paths))
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(root / path, copy)
+                self.kept[path] = copy.name
+            self.paths.append(path)
+        self.save()
 
     def record_move(self, source: str, target: str) -> None:
         """Note a file move before it happens, so a rollback can move it back."""
@@ -59,19 +83,22 @@ class Journal:
 
 
 @contextmanager
-def operation(workspace, name: str, *, keep_store_copy: bool = True, **details):
-    """Run one maintenance operation under the write lock with a journal; see the module docstring.
+def operation(workspace, name: str, *, keep_store_copy: bool = True, locked: bool = False, **details):
+    """Run one write under the write lock with a journal; see the module docstring.
 
-    The caller commits at the end; the snapshot for that commit is taken here.
+    locked: the caller already holds the workspace's write lock. The caller
+    commits at the end; the snapshot for that commit is taken here.
     """
+    from contextlib import nullcontext
+
     from llmwiki import history
     from llmwiki.snapshots import copy_store, take_snapshot
 
-    with workspace.write_lock():
+    with nullcontext() if locked else workspace.write_lock():
         _recover_locked(workspace)
-        ACTIVE.add(workspace.root)
         try:
             journal = Journal(workspace.state_dir / JOURNAL_FILE, name, history.head(workspace.root), details)
+            ACTIVE[workspace.root] = journal
             before = workspace.state_dir / BEFORE_FILE
             before.unlink(missing_ok=True)
             if keep_store_copy:
@@ -88,7 +115,7 @@ def operation(workspace, name: str, *, keep_store_copy: bool = True, **details):
                 take_snapshot(workspace, head)
             _finish(workspace)
         finally:
-            ACTIVE.discard(workspace.root)
+            ACTIVE.pop(workspace.root, None)
 
 
 def recover(workspace) -> str | None:
@@ -116,7 +143,7 @@ def _recover_locked(workspace) -> str | None:
         return None
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        journal = Journal(path, raw["operation"], raw.get("head"), raw.get("details", {}), [tuple(move) for move in raw.get("moves", [])])
+        journal = Journal(path, raw["operation"], raw.get("head"), raw.get("details", {}), [tuple(move) for move in raw.get("moves", [])], list(raw.get("paths", [])), dict(raw.get("kept", {})))
     except (OSError, ValueError, KeyError, TypeError):
         journal = Journal(path, "unknown", None)
     lock = workspace.root / ".git" / "index.lock"
@@ -135,29 +162,51 @@ def _recover_locked(workspace) -> str | None:
         return f"an interrupted {journal.operation} had already committed; its snapshot was taken"
     how = _roll_back(workspace, journal)
     _finish(workspace)
-    return f"an interrupted {journal.operation} was rolled back ({how})"
+    hint = f"; its sources are ingested, write their pages with `llmwiki regenerate {' '.join(journal.details['sources'])}`" if journal.details.get("sources") else ""
+    return f"an interrupted {journal.operation} was rolled back ({how}){hint}"
 
 
 def _roll_back(workspace, journal: Journal) -> str:
+    """Undo an operation that did not commit: moved files back, written files as they were, the store to match."""
     from llmwiki import history
     from llmwiki.snapshots import load_snapshot, rebuild_store
 
     root = workspace.root
+    if journal.operation == "unknown":  # the journal itself was damaged: trust the files
+        rebuild_store(workspace)
+        return "store rebuilt from the files"
     for source, target in reversed(journal.moves):
         if (root / target).exists() and not (root / source).exists():
             (root / source).parent.mkdir(parents=True, exist_ok=True)
             os.replace(root / target, root / source)
+    for path in journal.paths:
+        if path in journal.kept:
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(workspace.state_dir / KEPT_DIR / journal.kept[path], root / path)
+        else:
+            (root / path).unlink(missing_ok=True)  # it did not exist before
+    history.unstage(root, [*journal.paths, *(path for move in journal.moves for path in move)])
     before = workspace.state_dir / BEFORE_FILE
-    if journal.head is not None and history.head(root) == journal.head:
-        history.restore_tree(root, journal.head)
-        if before.is_file():
-            load_snapshot(workspace, before)
-            return "files from the last commit, store from the copy taken before it started"
-    rebuild_store(workspace)
-    return "store rebuilt from the files"
+    if before.is_file():
+        load_snapshot(workspace, before)
+        return "files as they were, the store from the copy taken before it started"
+    _reindex(workspace, journal.paths)
+    return "pages as they were, re-indexed"
+
+
+def _reindex(workspace, paths) -> None:
+    """Bring the store in line with these wiki pages as they are on disk."""
+    from llmwiki.generate import _index_pages
+
+    pages = {path: ((workspace.root / path).read_text(encoding="utf-8") if (workspace.root / path).is_file() else None) for path in paths if path.startswith("wiki/")}
+    with workspace.store.session():
+        _index_pages(workspace, pages)
 
 
 def _finish(workspace) -> None:
+    import shutil
+
+    shutil.rmtree(workspace.state_dir / KEPT_DIR, ignore_errors=True)
     (workspace.state_dir / JOURNAL_FILE).unlink(missing_ok=True)
     (workspace.state_dir / BEFORE_FILE).unlink(missing_ok=True)
 

@@ -119,6 +119,7 @@ def withdraw(workspace, source: str, *, delete_file: bool = False) -> Withdrawal
         moved_to = None
         if source_file.exists():
             if delete_file:
+                journal.record_paths(workspace.root, [relative])
                 source_file.unlink()
                 report.file_action = "file deleted"
             else:

@@ -212,3 +212,34 @@ def test_recovery_clears_a_git_lock_left_by_a_killed_git(reef):
     assert after.returncode == 0 and "rolled back" in after.stderr, after.stderr
     assert not (reef.root / ".git" / "index.lock").exists()
     assert history.head(reef.root) == head and files(reef) == before_files
+
+
+def test_kill_9_while_ingest_writes_pages_is_rolled_back_and_says_how_to_regenerate(reef):
+    before_files, before_store, head = files(reef), store_state(reef), history.head(reef.root)
+    (reef.root / "sources/c.md").write_text("# Tide pools\n\nThe Tide Pool holds anemones. Children visit the Tide Pool at low tide.\n", encoding="utf-8")
+    killed = _llmwiki(reef.root, "ingest", failpoint="publish:files")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert (reef.root / "wiki/summaries/c.md").exists()  # the crash left a page behind, not yet indexed or committed
+
+    after = _llmwiki(reef.root, "status")
+    assert after.returncode == 0 and "interrupted ingest was rolled back" in after.stderr and "llmwiki regenerate sources/c.md" in after.stderr, after.stderr
+    workspace = Workspace.open(reef.root)
+    assert consistency_problems(workspace) == [] and history.head(workspace.root) == head
+    assert not (workspace.root / "wiki/summaries/c.md").exists()
+    assert {path: data for path, data in files(workspace).items() if path != "sources/c.md"} == before_files
+    assert store_state(workspace)["references"] == before_store["references"]
+    regenerated = _llmwiki(reef.root, "regenerate", "sources/c.md")
+    assert regenerated.returncode == 0 and (workspace.root / "wiki/summaries/c.md").exists(), regenerated.stderr
+
+
+def test_a_rollback_keeps_an_uncommitted_hand_edit(reef, monkeypatch):
+    import llmwiki.generate
+
+    page = reef.root / "wiki/summaries/b.md"
+    edited = page.read_text(encoding="utf-8") + "\nA hand edit, not committed.\n"
+    page.write_text(edited, encoding="utf-8")
+    original = llmwiki.generate._index_pages
+    monkeypatch.setattr(llmwiki.generate, "_index_pages", lambda workspace, texts: (_ for _ in ()).throw(OSError("disk full")) if "wiki/summaries/b.md" in texts and texts["wiki/summaries/b.md"] else original(workspace, texts))
+    with pytest.raises(OSError):
+        save_page(reef, "wiki/summaries/b.md", "# Coast survey\n\nReplaced.\n", expected_version=page_version(reef, "wiki/summaries/b.md"))
+    assert page.read_text(encoding="utf-8") == edited  # the failed save put back what was on disk, not the last commit
