@@ -64,8 +64,8 @@ ANSWERS = "wiki/answers"
 CONCEPTS = "wiki/concepts"
 _SECTION_MARK = re.compile(r"^<!-- source: (.+?) -->[ \t]*$", re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
-_CAPITALISED = re.compile(r"\b(?:[A-Z][\w'’-]*[a-z][\w'’-]*)(?:\s+(?:(?:de|of|the|von|van|da|di|la|le|du)\s+)?[A-Z][\w'’-]*[a-z][\w'’-]*){0,3}")
-_NOT_CONCEPTS = frozenset(
+CAPITALISED = re.compile(r"\b(?:[A-Z][\w'’-]*[a-z][\w'’-]*)(?:\s+(?:(?:de|of|the|von|van|da|di|la|le|du)\s+)?[A-Z][\w'’-]*[a-z][\w'’-]*){0,3}")
+NOT_CONCEPTS = frozenset(
     "The This That These Those There Their They Its His Her Some Many Most Other Such When While After Before During "
     "Since However Although Though In On At For From With Without By As An A It He She We You I Also Unlike Like "
     "January February March April May June July August September October November December Monday Tuesday Wednesday "
@@ -186,16 +186,16 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     title_words = set(_terms(document.title or ""))
     counts: Counter[str] = Counter()
     for sentence in sentences:
-        for match in _CAPITALISED.finditer(sentence.text):
+        for match in CAPITALISED.finditer(sentence.text):
             words = match.group(0).split()
-            while words and words[0] in _NOT_CONCEPTS:  # "The Kelp Forest" is the Kelp Forest
+            while words and words[0] in NOT_CONCEPTS:  # "The Kelp Forest" is the Kelp Forest
                 words = words[1:]
             if words:
                 counts[" ".join(words)] += 1
     candidates = []
     for phrase, count in counts.items():
         words = phrase.split()
-        if count < 2 or words[0] in _NOT_CONCEPTS or len(phrase) < 4:
+        if count < 2 or words[0] in NOT_CONCEPTS or len(phrase) < 4:
             continue
         if set(_terms(phrase)) <= title_words:  # the source's own subject is its summary
             continue
@@ -547,10 +547,10 @@ def _publish(workspace, journal, texts, *, operation, subject, deleted, notes, a
         backups = write_files(root, texts)
         failpoint("publish:files")
         try:
-            _index_pages(workspace, texts)
+            index_pages(workspace, texts)
         except BaseException:
             restore(root, backups)
-            _index_pages(workspace, {path: (None if data is None else "") for path, data in backups.items()})
+            index_pages(workspace, {path: (None if data is None else "") for path, data in backups.items()})
             raise
     failpoint("publish:store")
     files = sorted(texts)
@@ -607,7 +607,7 @@ def _collection_pages(root: Path, texts: dict[str, str | None]) -> dict[str, str
     return {"wiki/index.md": "\n".join(index) + "\n", "wiki/overview.md": "\n".join(overview) + "\n"}
 
 
-def _index_pages(workspace, texts: dict[str, str | None]) -> None:
+def index_pages(workspace, texts: dict[str, str | None]) -> None:
     """Bring the store in line with the written pages: chunks, references, derivation."""
     from llmwiki.ingest import ingest_file
 

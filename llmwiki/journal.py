@@ -196,11 +196,11 @@ def _roll_back(workspace, journal: Journal) -> str:
 
 def _reindex(workspace, paths) -> None:
     """Bring the store in line with these wiki pages as they are on disk."""
-    from llmwiki.generate import _index_pages
+    from llmwiki.generate import index_pages
 
     pages = {path: ((workspace.root / path).read_text(encoding="utf-8") if (workspace.root / path).is_file() else None) for path in paths if path.startswith("wiki/")}
     with workspace.store.session():
-        _index_pages(workspace, pages)
+        index_pages(workspace, pages)
 
 
 def _finish(workspace) -> None:

@@ -169,16 +169,16 @@ def lint(workspace, *, verifier=None, backend=None, on_progress: Callable[[int, 
 
 def _missing_pages(pages: dict[str, _Page], names: dict[str, str], *, limit: int = 20) -> list[Finding]:
     """Capitalised names on 2+ pages (3+ mentions) that have no concept page."""
-    from llmwiki.generate import _CAPITALISED, _NOT_CONCEPTS
+    from llmwiki.generate import CAPITALISED, NOT_CONCEPTS
 
     mentions: Counter[str] = Counter()
     where: dict[str, set[str]] = defaultdict(set)
     known = {name.lower() for name in names} | {page.title.lower() for page in pages.values()}
     for path, page in pages.items():
         prose = page.prose
-        for match in _CAPITALISED.finditer(prose):
+        for match in CAPITALISED.finditer(prose):
             words = match.group(0).split()
-            while words and words[0] in _NOT_CONCEPTS:
+            while words and words[0] in NOT_CONCEPTS:
                 words = words[1:]
             name = " ".join(words)
             before = prose[: match.start()].rstrip()

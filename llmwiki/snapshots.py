@@ -157,7 +157,7 @@ def rebuild_store(workspace, *, on_progress=None) -> dict[str, int]:
 
     No model is called. Returns counts of what was indexed.
     """
-    from llmwiki.generate import _index_pages
+    from llmwiki.generate import index_pages
     from llmwiki.ingest import ingest_paths
     from llmwiki.workspace import COLLECTION_PAGES
 
@@ -178,7 +178,7 @@ def rebuild_store(workspace, *, on_progress=None) -> dict[str, int]:
         if path.relative_to(workspace.root).as_posix() not in COLLECTION_PAGES
     }
     with store.session():
-        _index_pages(workspace, pages)
+        index_pages(workspace, pages)
     store.checkpoint()
     return {"sources": report.count("ingested") + report.count("updated"), "failed": report.count("failed"), "pages": len(pages)}
 

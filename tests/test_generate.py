@@ -236,7 +236,7 @@ def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypat
     (workspace.sources_dir / "a.md").write_text(KELP_A.replace("every spring", "in winter"), encoding="utf-8")
     import llmwiki.generate as generate
 
-    real = generate._index_pages
+    real = generate.index_pages
     calls = []
 
     def failing(workspace_, texts):
@@ -245,7 +245,7 @@ def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypat
             raise OSError("disk full")
         return real(workspace_, texts)
 
-    monkeypatch.setattr(generate, "_index_pages", failing)
+    monkeypatch.setattr(generate, "index_pages", failing)
     with pytest.raises(OSError, match="disk full"):
         ingest_paths(workspace)
     after = {path: path.read_bytes() for path in (workspace.root / "wiki").rglob("*.md")}

@@ -238,8 +238,8 @@ def test_a_rollback_keeps_an_uncommitted_hand_edit(reef, monkeypatch):
     page = reef.root / "wiki/summaries/b.md"
     edited = page.read_text(encoding="utf-8") + "\nA hand edit, not committed.\n"
     page.write_text(edited, encoding="utf-8")
-    original = llmwiki.generate._index_pages
-    monkeypatch.setattr(llmwiki.generate, "_index_pages", lambda workspace, texts: (_ for _ in ()).throw(OSError("disk full")) if "wiki/summaries/b.md" in texts and texts["wiki/summaries/b.md"] else original(workspace, texts))
+    original = llmwiki.generate.index_pages
+    monkeypatch.setattr(llmwiki.generate, "index_pages", lambda workspace, texts: (_ for _ in ()).throw(OSError("disk full")) if "wiki/summaries/b.md" in texts and texts["wiki/summaries/b.md"] else original(workspace, texts))
     with pytest.raises(OSError):
         save_page(reef, "wiki/summaries/b.md", "# Coast survey\n\nReplaced.\n", expected_version=page_version(reef, "wiki/summaries/b.md"))
     assert page.read_text(encoding="utf-8") == edited  # the failed save put back what was on disk, not the last commit
