@@ -243,3 +243,12 @@ def test_a_rollback_keeps_an_uncommitted_hand_edit(reef, monkeypatch):
     with pytest.raises(OSError):
         save_page(reef, "wiki/summaries/b.md", "# Coast survey\n\nReplaced.\n", expected_version=page_version(reef, "wiki/summaries/b.md"))
     assert page.read_text(encoding="utf-8") == edited  # the failed save put back what was on disk, not the last commit
+
+
+def test_a_damaged_snapshot_is_not_loaded_the_store_is_rebuilt_and_the_report_says_why(reef):
+    before_files, before_store, revision = files(reef), store_state(reef, exact=False), history.head(reef.root)
+    change_everything(reef)
+    snapshots(reef)[revision].path.write_bytes(b"not a database" * 100)
+    report = restore(reef, revision)
+    assert report.method == "rebuild" and ("cannot be opened" in report.why_rebuilt or "damaged" in report.why_rebuilt)
+    assert files(reef) == before_files and store_state(reef, exact=False) == before_store
