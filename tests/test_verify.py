@@ -247,3 +247,29 @@ def test_int8_quantization_keeps_scores_close(tmp_path):
     assert not isinstance(quantized.model.classifier, torch.nn.Linear)  # the linear layers were swapped for int8 ones
     premises, hypotheses = ["the otter eats fish .", "kelp ."], ["a sea otter eats kelp .", "the otter ."]
     assert np.allclose(plain.score(premises, hypotheses), quantized.score(premises, hypotheses), atol=0.05)
+
+
+def test_composed_training_pairs_carry_the_right_labels():
+    from llmwiki.verify.train import compose
+
+    pairs = [
+        {"p": "Otters eat fish.", "h": "Otters eat.", "y": 0, "src": "a"},
+        {"p": "Kelp is green.", "h": "Kelp is red.", "y": 2, "src": "a"},
+        {"p": "Seals swim.", "h": "Seals swim fast.", "y": 1, "src": "a"},
+        {"p": "Crabs walk.", "h": "Crabs fly.", "y": 3, "src": "a"},
+        {"p": "Gulls nest on cliffs.", "h": "Gulls nest.", "y": 0, "src": "a"},
+    ]
+    made = compose(pairs, count=400, seed=3)
+    by_hypothesis = {pair["h"]: pair for pair in pairs}
+    for pair in made:
+        sources = [original for original in pairs if original["p"] in pair["p"]]
+        assert len(sources) == 2  # two premises, one of them unrelated
+        if pair["h"] in by_hypothesis:  # a distractor was added: the label stands
+            assert pair["y"] == by_hypothesis[pair["h"]]["y"]
+        else:
+            first, second = (original for original in pairs if pair["h"].startswith(original["h"].rstrip(".")) or pair["h"].endswith(original["h"][1:]))
+            labels = {first["y"], second["y"]}
+            expected = 2 if 2 in labels else 0 if labels == {0} else 3 if 3 in labels else 1
+            assert pair["y"] == expected, pair
+    joined = [pair for pair in made if ", and " in pair["h"]]
+    assert joined and any(pair["y"] == 0 for pair in joined) and any(pair["y"] == 2 for pair in joined)  # both kinds occur

@@ -48,6 +48,39 @@ def load_pairs(path: Path, *, limit: int = 0, seed: int = 13) -> list[dict]:
     return pairs[:limit] if limit else pairs
 
 
+def _combined_label(first: int, second: int) -> int:
+    """The label of "A and B" against premises holding A's and B's evidence."""
+    if 2 in (first, second):
+        return 2
+    if first == second == 0:
+        return 0
+    return 3 if 3 in (first, second) else 1
+
+
+def compose(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
+    """Multi-sentence pairs made from single ones, teaching what page verification needs:
+    evidence spread over several sentences, among unrelated ones.
+
+    Half are a pair with an unrelated premise added before or after (the
+    label is unchanged); half join two pairs: both premises, and the two
+    hypotheses as one sentence "A, and b" (entailed only when both are,
+    contradicted when either is).
+    """
+    rng = random.Random(seed)
+    made = []
+    for index in range(count):
+        first, second = rng.sample(pairs, 2)
+        premises = [first["p"], second["p"]]
+        rng.shuffle(premises)
+        if index % 2 == 0:
+            made.append({"p": " ".join(premises), "h": first["h"], "y": first["y"], "src": "composed"})
+        else:
+            tail = second["h"].strip()
+            joined = first["h"].strip().rstrip(".") + ", and " + tail[:1].lower() + tail[1:]
+            made.append({"p": " ".join(premises), "h": joined, "y": _combined_label(first["y"], second["y"]), "src": "composed"})
+    return made
+
+
 def schedule(training: list[dict], *, batch_size: int, total_pairs: int, upsample: int, seed: int) -> list[list[dict]]:
     """Batches for the whole run: claim-evidence pairs repeated `upsample` times per pass, passes
     repeated until `total_pairs`, and within windows of 50 batches, batches of similar length
@@ -161,7 +194,12 @@ def train(args) -> dict:
     pairs = load_pairs(args.data, limit=args.limit, seed=args.seed)
     held_out = max(int(len(pairs) * 0.02), min(len(pairs) // 5, 64))
     validation, training = pairs[:held_out], pairs[held_out:]
-    model, tokenizer = base_model()
+    if args.compose:
+        training = training + compose(training, count=int(len(training) * args.compose), seed=args.seed)
+    if args.init_from:
+        model, tokenizer = load_shipped(args.init_from)
+    else:
+        model, tokenizer = base_model()
     model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     total = args.max_pairs or len(training) * args.epochs
@@ -189,7 +227,7 @@ def train(args) -> dict:
     seconds = time.perf_counter() - started
     metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length)
     sums = save_shipped(model, args.out)
-    report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "seconds": round(seconds, 1),
+    report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": None if args.max_pairs else args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "composed_share": args.compose, "init_from": str(args.init_from) if args.init_from else None, "seconds": round(seconds, 1),
               "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, **metrics, "sha256": sums}
     (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
@@ -210,6 +248,8 @@ def main(argv=None) -> None:
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--max-pairs", type=int, default=0, help="train on this many pairs in all (the schedule decays over them) instead of --epochs passes")
     parser.add_argument("--upsample", type=int, default=2, help=f"repeat the claim-evidence sources ({', '.join(CLAIM_SOURCES)}) this many times per pass")
+    parser.add_argument("--compose", type=float, default=0.0, help="add this share of multi-sentence pairs composed from the training pairs (see compose)")
+    parser.add_argument("--init-from", type=Path, default=None, help="start from weights written by an earlier run (a second stage) instead of the base MiniLM")
     parser.add_argument("--max-seconds", type=float, default=0, help="stop training after this long (then evaluate and save)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
