@@ -1,7 +1,10 @@
 """Train llmwiki's default verifier: all-MiniLM-L6-v2 fine-tuned as a 3-way NLI cross-encoder.
 
     python -m llmwiki.verify.train [--data ../shared/data/nli/pool.jsonl.gz] [--out llmwiki/verify/weights]
-                                   [--epochs 2] [--batch-size 32] [--lr 3e-5] [--max-length 160] [--device auto]
+                                   [--max-pairs N | --epochs 2] [--batch-size 32] [--lr 3e-5] [--max-length 160]
+                                   [--compose SHARE] [--init-from DIR] [--device auto]
+
+The two-stage recipe and its figures are in MODEL.md.
 
 Data: only the licence-clean sources of the offline pool (their licences allow
 redistributing a derived model; see MODEL.md and the pool's README). Labels:
