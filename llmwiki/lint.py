@@ -20,7 +20,7 @@ import hashlib
 import posixpath
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -339,4 +339,4 @@ def findings_table(report: LintReport) -> list[dict]:
     ]
 
 
-__all__: Sequence[str] = ("Finding", "LintReport", "lint", "repair", "findings_table")
+__all__ = ["Finding", "LintReport", "findings_table", "lint", "repair"]
