@@ -100,7 +100,8 @@ def operation(workspace, name: str, *, keep_store_copy: bool = True, locked: boo
             journal = Journal(workspace.state_dir / JOURNAL_FILE, name, history.head(workspace.root), details)
             ACTIVE[workspace.root] = journal
             before = workspace.state_dir / BEFORE_FILE
-            before.unlink(missing_ok=True)
+            for leftover in (before, before.with_name(before.name + ".wal")):  # a copy a crash cut short
+                leftover.unlink(missing_ok=True)
             if keep_store_copy:
                 copy_store(workspace, before)
             journal.save()
@@ -206,7 +207,7 @@ def _reindex(workspace, paths) -> None:
 def _finish(workspace) -> None:
     import shutil
 
+    (workspace.state_dir / JOURNAL_FILE).unlink(missing_ok=True)  # first: without it, what follows is only clean-up
     shutil.rmtree(workspace.state_dir / KEPT_DIR, ignore_errors=True)
-    (workspace.state_dir / JOURNAL_FILE).unlink(missing_ok=True)
     (workspace.state_dir / BEFORE_FILE).unlink(missing_ok=True)
 
