@@ -111,7 +111,7 @@ def main() -> None:
         model, tokenizer = load_shipped(args.weights)
         configured = NLIVerifier(model, tokenizer=tokenizer, name=f"trained ({args.weights})", int8=args.int8, max_length=args.max_length)
     else:
-        configured = load_verifier(args.model)
+        configured = load_verifier(args.model, int8=args.int8, max_length=args.max_length)
     systems = [("configured: " + configured.name, configured), ("baseline: lexical overlap", OverlapVerifier()), ("baseline: MiniLM cosine", SimilarityVerifier())]
     print(f"WiCE dev: {len(claims)} claims, {labels.sum()} supported (positive), {len(labels) - labels.sum()} not")
     print(f"{'verifier':<44}{'BAcc':>7}{'AUC':>7}{'pairs':>8}{'pairs/s':>9}")

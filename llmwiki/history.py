@@ -92,11 +92,9 @@ def resolve(root: Path, revision: str) -> str:
     return result.stdout.strip()
 
 
-def restore_tree(root: Path, commit: str) -> list[str]:
-    """Make every tracked file as it was at commit (files added since are removed); returns the changed paths."""
-    changed = [line for line in _git(root, "diff", "--name-only", "--no-renames", commit, "--").splitlines() if line]
+def restore_tree(root: Path, commit: str) -> None:
+    """Make every tracked file as it was at commit (files added since are removed); changed_since_head lists what moved."""
     _git(root, "restore", f"--source={commit}", "--staged", "--worktree", "--", ".")
-    return changed
 
 
 def changed_since_head(root: Path) -> list[str]:

@@ -147,8 +147,9 @@ def lint(workspace, *, verifier=None, backend=None, on_progress: Callable[[int, 
                 names[name] = path
     for path, page in pages.items():
         prose = page.prose
+        linked = {_resolve(path, link) for link in _LINK.findall(page.body)}
         for name, target in sorted(names.items()):
-            if target == path or target in {_resolve(path, link) for link in _LINK.findall(page.body)}:
+            if target == path or target in linked:
                 continue
             if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", prose):
                 report.findings.append(Finding("missing-cross-reference", "info", (path, target), f"{path} mentions {name!r} but does not link to {target}",
@@ -243,10 +244,8 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
             on_progress(min(start + batch, len(premises)), len(premises))
     report.pairs_scored = len(pairs)
     findings = []
-    generates = backend is not None and getattr(backend, "generates", False)
-    if backend is None:
-        backend = workspace.backend()
-        generates = backend.generates
+    backend = backend if backend is not None else workspace.backend()
+    generates = getattr(backend, "generates", False)
     for index, (_, first, a, second, b) in enumerate(pairs):
         score = max(scores[index], scores[index + len(pairs)])
         if score < config.contradiction_threshold:

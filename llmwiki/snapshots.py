@@ -120,25 +120,20 @@ def usable(workspace, commit: str) -> tuple[Path | None, str]:
 def load_snapshot(workspace, path: Path) -> None:
     """Replace every table's rows with the snapshot's, in one transaction."""
     store = workspace.store
-    with store.connect() as conn:
+    with store.session(), store.connect() as conn:  # ATTACH outside the transaction, on the session's connection
         conn.execute(f"ATTACH '{_quoted(path)}' AS llmwiki_snapshot (READ_ONLY)")
         try:
-            tables = [row[0] for row in conn.execute(
-                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name"
-            ).fetchall() if row[0] not in _KEPT_TABLES]
-            conn.execute("BEGIN TRANSACTION")
-            try:
+            with store.transaction():
                 generation = conn.execute("SELECT value FROM search_state WHERE key = 'generation'").fetchone()[0]
+                tables = [row[0] for row in conn.execute(
+                    "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name"
+                ).fetchall() if row[0] not in _KEPT_TABLES]
                 for table in tables:
                     conn.execute(f'DELETE FROM main."{table}"')
                     conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
                 _advance_sequences(conn)
                 # The in-memory search index notices any change of generation and rebuilds.
                 conn.execute("UPDATE search_state SET value = greatest(value, ?) + 1 WHERE key = 'generation'", [generation])
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         finally:
             conn.execute("DETACH llmwiki_snapshot")
 
@@ -162,15 +157,13 @@ def rebuild_store(workspace, *, on_progress=None) -> dict[str, int]:
     from llmwiki.workspace import COLLECTION_PAGES
 
     store = workspace.store
-    with store.connect() as conn:
+    with store.transaction() as conn:
         tables = [row[0] for row in conn.execute(
             "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
         ).fetchall() if row[0] not in (*_KEPT_TABLES, "search_stopwords", "search_state")]
-        conn.execute("BEGIN TRANSACTION")
         for table in tables:
             conn.execute(f'DELETE FROM "{table}"')
         conn.execute("UPDATE search_state SET value = value + 1 WHERE key = 'generation'")
-        conn.execute("COMMIT")
     report = ingest_paths(workspace, generate=False, on_progress=on_progress)
     pages = {
         path.relative_to(workspace.root).as_posix(): path.read_text(encoding="utf-8")
