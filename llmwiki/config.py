@@ -59,6 +59,7 @@ class VerificationConfig(_Section):
     premises_per_sentence: int = Field(8, ge=1)
     int8: bool = True  # NLI models on a CPU: int8 linear layers (about 3x faster, scores within a few hundredths)
     max_length: int = Field(256, ge=16, le=4096)  # NLI input tokens (premise + sentence); longer pairs are truncated
+    split_claims: Literal["auto", "always", "never"] = "auto"  # score each clause of a sentence, the weakest counts; auto: NLI models only
 
 
 class DatasetsConfig(_Section):

@@ -230,7 +230,19 @@ def m003_chunk_embeddings(conn: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial, m002_search_index, m003_chunk_embeddings]
+def m004_verification_clauses(conn: duckdb.DuckDBPyConnection) -> None:
+    """How a verification scored its sentences ('sentence': whole sentences; 'clauses': each clause,
+    the weakest counts) and, per sentence, the clause that scored lowest."""
+    conn.execute(
+        """
+        ALTER TABLE page_verifications ADD COLUMN method VARCHAR;
+        UPDATE page_verifications SET method = 'sentence';
+        ALTER TABLE verification_sentences ADD COLUMN weakest_clause VARCHAR;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial, m002_search_index, m003_chunk_embeddings, m004_verification_clauses]
 
 _DOCUMENT_COLUMNS = (
     "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
@@ -559,27 +571,33 @@ class Store:
                 [document_id],
             ).fetchall()
 
-    def save_verification(self, page_id: int, *, body_hash: str, source_hashes: str, model: str, threshold: float, started_at, scores) -> int:
+    def save_verification(self, page_id: int, *, body_hash: str, source_hashes: str, model: str, threshold: float, started_at, scores, method: str = "sentence") -> int:
         """Store a page's verification (replacing the previous one) in one transaction."""
         with self.transaction() as conn:
             _delete_verifications(conn, page_id)
             verification_id = conn.execute(
-                "INSERT INTO page_verifications (page_id, body_hash, source_hashes, model, threshold, started_at, finished_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, current_timestamp) RETURNING id",
-                [page_id, body_hash, source_hashes, model, threshold, started_at],
+                "INSERT INTO page_verifications (page_id, body_hash, source_hashes, model, threshold, started_at, finished_at, method) "
+                "VALUES (?, ?, ?, ?, ?, ?, current_timestamp, ?) RETURNING id",
+                [page_id, body_hash, source_hashes, model, threshold, started_at, method],
             ).fetchone()[0]
-            rows = [
-                (verification_id, seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
-                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id)
+            columns = list(zip(*[
+                (seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
+                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause)
                 for seq, score in enumerate(scores)
-            ]
-            if rows:
-                conn.executemany(
+            ]))
+            if columns:  # one statement for all rows (executemany costs milliseconds per row)
+                conn.execute(
                     """
                     INSERT INTO verification_sentences
-                    SELECT ?, ?, ?, ?, ?, ?, ?, ?, (SELECT id FROM documents WHERE path = ?), ?, ?
+                    SELECT ?, rows.seq, rows.sentence, rows.start_offset, rows.end_offset, rows.p_entailment, rows.p_contradiction,
+                           rows.excerpt, documents.id, rows.excerpt_page, rows.excerpt_chunk_id, rows.weakest_clause
+                    FROM (SELECT unnest(?::INTEGER[]) AS seq, unnest(?::VARCHAR[]) AS sentence, unnest(?::INTEGER[]) AS start_offset,
+                                 unnest(?::INTEGER[]) AS end_offset, unnest(?::DOUBLE[]) AS p_entailment, unnest(?::DOUBLE[]) AS p_contradiction,
+                                 unnest(?::VARCHAR[]) AS excerpt, unnest(?::VARCHAR[]) AS excerpt_path, unnest(?::INTEGER[]) AS excerpt_page,
+                                 unnest(?::BIGINT[]) AS excerpt_chunk_id, unnest(?::VARCHAR[]) AS weakest_clause) AS rows
+                    LEFT JOIN documents ON documents.path = rows.excerpt_path
                     """,
-                    rows,
+                    [verification_id, *[list(column) for column in columns]],
                 )
         return verification_id
 
@@ -587,7 +605,7 @@ class Store:
         """A page's stored verification: (header, sentence rows), or None."""
         with self.connect() as conn:
             header = conn.execute(
-                "SELECT id, body_hash, source_hashes, model, threshold, started_at, finished_at FROM page_verifications WHERE page_id = ? ORDER BY id DESC LIMIT 1",
+                "SELECT id, body_hash, source_hashes, model, threshold, started_at, finished_at, method FROM page_verifications WHERE page_id = ? ORDER BY id DESC LIMIT 1",
                 [page_id],
             ).fetchone()
             if header is None:
@@ -595,14 +613,14 @@ class Store:
             rows = conn.execute(
                 """
                 SELECT sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
-                       documents.path, excerpt_page, excerpt_chunk_id
+                       documents.path, excerpt_page, excerpt_chunk_id, weakest_clause
                 FROM verification_sentences LEFT JOIN documents ON documents.id = verification_sentences.excerpt_document_id
                 WHERE verification_id = ? ORDER BY seq
                 """,
                 [header[0]],
             ).fetchall()
-        keys = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at")
-        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id")
+        keys = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at", "method")
+        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id", "weakest_clause")
         return dict(zip(keys, header)), [dict(zip(sentence_keys, row)) for row in rows]
 
     def citation_targets(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
@@ -707,6 +725,8 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
             raise StoreError(msg) from err
         conn.execute("COMMIT")
         newly_applied.append(version)
+    if newly_applied:  # schema changes go into the file now: DuckDB 1.5 fails to replay an ALTER TABLE from the WAL
+        conn.execute("CHECKPOINT")
     if len(applied) > len(MIGRATIONS):
         msg = "this store was written by a newer llmwiki (it has more migrations than this version knows). Upgrade llmwiki."
         raise StoreError(msg)

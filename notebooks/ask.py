@@ -160,7 +160,7 @@ def _(saved_path, verify_button, workspace):
         _threshold = workspace.config.verification.threshold
         if not mo.running_in_notebook():
             print(f"verified: {len(_result.sentences)} sentences, {_result.supported_share(_threshold):.0%} supported ({_verifier.name})")
-        _table = pl.DataFrame([{"sentence": s.sentence, "p_entailment": round(s.p_entailment, 3), "supported": s.supported(_threshold), "best excerpt": s.excerpt or ""} for s in _result.sentences])
+        _table = pl.DataFrame([{"sentence": s.sentence, "p_entailment": round(s.p_entailment, 3), "supported": s.supported(_threshold), "weakest clause": s.weakest_clause or "", "best excerpt": s.excerpt or ""} for s in _result.sentences])
         _view = mo.vstack([mo.md(f"**{_result.supported_share(_threshold):.0%}** of {len(_result.sentences)} sentences supported at {_threshold:g} ({_verifier.name})"), mo.ui.table(_table, selection=None)])
     except VerificationError as error:
         _view = mo.callout(mo.md(f"**Not verified.** {error}"), kind="warn")

@@ -76,11 +76,11 @@ def _(pages, threshold, verified, workspace):
             _rows.append({
                 "page": _page, "sentence": _sentence.sentence, "p_entailment": round(_sentence.p_entailment, 3),
                 "p_contradiction": round(_sentence.p_contradiction, 3), "supported": _sentence.p_entailment >= threshold.value,
-                "best excerpt": _sentence.excerpt or "", "source": f"{_sentence.excerpt_path} p.{_sentence.excerpt_page}" if _sentence.excerpt_path else "",
+                "weakest clause": _sentence.weakest_clause or "", "best excerpt": _sentence.excerpt or "", "source": f"{_sentence.excerpt_path} p.{_sentence.excerpt_page}" if _sentence.excerpt_path else "",
                 "outdated": _stored.outdated,
             })
     sentences = pl.DataFrame(_rows, schema={"page": pl.Utf8, "sentence": pl.Utf8, "p_entailment": pl.Float64, "p_contradiction": pl.Float64,
-                                            "supported": pl.Boolean, "best excerpt": pl.Utf8, "source": pl.Utf8, "outdated": pl.Boolean}).sort("p_entailment")
+                                            "supported": pl.Boolean, "weakest clause": pl.Utf8, "best excerpt": pl.Utf8, "source": pl.Utf8, "outdated": pl.Boolean}).sort("p_entailment")
     if not mo.running_in_notebook():
         print(f"sentences: {sentences.height} rows, {sentences.filter(pl.col('supported')).height} supported at {threshold.value:g}, outdated pages: {len(_outdated)}")
     _warning = mo.callout(mo.md("Outdated (the page or a source changed since): " + ", ".join(f"`{p}`" for p in _outdated)), kind="warn") if _outdated else None

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -144,7 +146,7 @@ def page(workspace):
 def test_verification_is_stored_and_not_rescored_when_nothing_changed(page):
     workspace, path = page
     verifier = LexicalVerifier()
-    first = verify_page(workspace, path, verifier)
+    first = verify_page(workspace, path, verifier, verbatim=False)
     assert first.pairs_scored > 0 and verifier.pairs == first.pairs_scored
     assert all(sentence.p_entailment == 1.0 for sentence in first.sentences)  # extractive pages quote their source
     assert first.sentences[0].excerpt_path == "sources/kelp.md" and first.sentences[0].excerpt_chunk_id
@@ -152,6 +154,91 @@ def test_verification_is_stored_and_not_rescored_when_nothing_changed(page):
     assert again.reused and verifier.pairs == first.pairs_scored  # 0 new NLI calls
     stored = load_verification(workspace, path)
     assert [s.sentence for s in stored.sentences] == [s.sentence for s in first.sentences] and not stored.outdated
+
+
+def test_sentences_copied_from_a_source_are_entailed_without_a_model_call(page):
+    workspace, path = page
+    verifier = LexicalVerifier()
+    copied = verify_page(workspace, path, verifier)  # an extractive page: every sentence quotes its source
+    assert copied.pairs_scored == 0 and verifier.pairs == 0
+    assert all(s.p_entailment == 1.0 and s.excerpt == s.sentence and s.excerpt_path == "sources/kelp.md" for s in copied.sentences)
+    page_file = workspace.root / path
+    page_file.write_text(page_file.read_text(encoding="utf-8").replace("\n\n## Concepts", "\n\nFish shelter in the Kelp Forest.\n\n## Concepts"), encoding="utf-8")
+    ingest_paths(workspace, [page_file])
+    reworded = verify_page(workspace, path, verifier)  # control: a reworded sentence goes to the model, and only it
+    scored = [s for s in reworded.sentences if s.sentence == "Fish shelter in the Kelp Forest."]
+    assert reworded.pairs_scored == verifier.pairs > 0 and len(scored) == 1 and scored[0].p_entailment == pytest.approx(0.1)
+    assert sum(s.p_entailment == 1.0 for s in reworded.sentences) == len(copied.sentences)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Volta was born in Como, and he invented the battery in 1800.", ["Volta was born in Como", "he invented the battery in 1800"]),
+        ("The pile, which Volta built in 1799, produced a steady current.", ["The pile Volta built in 1799", "produced a steady current"]),
+        ("He visited Paris, London and Rome.", ["He visited Paris, London and Rome."]),  # list items are too short to stand alone
+        ("The battery cost 1,234 lire in 1801.", ["The battery cost 1,234 lire in 1801."]),  # no space after the comma: a number
+        ("Salt and pepper were sold in Como.", ["Salt and pepper were sold in Como."]),
+        ("Short.", ["Short."]),
+    ],
+)
+def test_clauses_cut_sentences_at_commas_and_conjunctions_into_clauses_of_four_words(sentence, expected):
+    from llmwiki.verify.page import clauses
+
+    assert clauses(sentence) == expected
+
+
+class ClauseVerifier(LexicalVerifier):
+    """The lexical test verifier, as an NLI model would be used: clause by clause."""
+
+    name = "clause-test"
+    prefers_clauses = True
+
+
+SPREAD = ("# Reef\n\nThe reef lies off the northern cape. Storms hit the coast in winter. Fishing boats leave at dawn. "
+          "Tourists arrive by ferry. The reef shelters green turtles.\n")
+
+
+def reef_page(workspace, sentence: str) -> str:
+    (workspace.sources_dir / "reef.md").write_text(SPREAD, encoding="utf-8")
+    page_file = workspace.root / "wiki/concepts/reef-notes.md"
+    page_file.write_text(f"---\ntitle: Reef notes\nsources:\n- path: sources/reef.md\n---\n\n# Reef notes\n\n{sentence}\n", encoding="utf-8")
+    ingest_paths(workspace, generate=False)
+    ingest_paths(workspace, [page_file])
+    return "wiki/concepts/reef-notes.md"
+
+
+def test_a_sentence_is_as_supported_as_its_weakest_clause(workspace):
+    path = reef_page(workspace, "The reef lies off the northern cape, and the reef shelters green turtles.")
+    # the two facts are four sentences apart: no premise window holds both
+    whole = verify_page(workspace, path, LexicalVerifier(), verbatim=False)
+    assert whole.method == "sentence" and whole.sentences[0].p_entailment == pytest.approx(0.1) and whole.sentences[0].weakest_clause is None
+    split = verify_page(workspace, path, ClauseVerifier(), verbatim=False)
+    assert split.method == "clauses" and split.sentences[0].p_entailment == 1.0
+    stored = load_verification(workspace, path)
+    assert stored.method == "clauses" and stored.sentences[0].weakest_clause in ("The reef lies off the northern cape", "the reef shelters green turtles")
+
+    path = reef_page(workspace, "The reef lies off the northern cape, and the reef shelters blue whales.")
+    result = verify_page(workspace, path, ClauseVerifier(), verbatim=False)
+    assert result.sentences[0].p_entailment == pytest.approx(0.1)
+    assert result.sentences[0].weakest_clause == "the reef shelters blue whales"  # the reviewer sees which part fails
+    assert load_verification(workspace, path).sentences[0].weakest_clause == "the reef shelters blue whales"
+
+
+def with_split_claims(workspace, setting: str):
+    config = workspace.config
+    return dataclasses.replace(workspace, config=config.model_copy(update={"verification": config.verification.model_copy(update={"split_claims": setting})}))
+
+
+def test_split_claims_setting_and_a_method_change_rescores(workspace):
+    path = reef_page(workspace, "The reef lies off the northern cape, and the reef shelters green turtles.")
+    verifier = ClauseVerifier()
+    assert verify_page(workspace, path, verifier).method == "clauses"
+    never_ws = with_split_claims(workspace, "never")
+    never = verify_page(never_ws, path, verifier)
+    assert not never.reused and never.method == "sentence" and never.sentences[0].p_entailment == pytest.approx(0.1)
+    assert verify_page(never_ws, path, verifier).reused  # control: same method, nothing changed
+    assert verify_page(with_split_claims(workspace, "always"), path, LexicalVerifier()).method == "clauses"
 
 
 def test_threshold_reclassifies_without_rescoring(page):

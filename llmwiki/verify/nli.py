@@ -73,6 +73,8 @@ def label_columns(id2label: dict) -> dict[str, int]:
 class NLIVerifier:
     """A Hugging Face NLI cross-encoder on CPU or GPU, batched."""
 
+    prefers_clauses = True  # page verification scores each clause (see llmwiki.verify.page.clauses)
+
     def __init__(self, model, *, device: str | None = None, max_length: int = 256, batch_size: int = 32, tokenizer=None, name: str | None = None, int8: bool = False) -> None:
         """model: a hub id or local path, or an already loaded model (with its tokenizer).
 

@@ -9,11 +9,15 @@
    checked against every source, limited by relevance).
 3. Premises are pruned per sentence: the chunks sharing most terms with it,
    then windows of one to three sentences inside them, so the model sees a
-   few pairs per sentence instead of every chunk.
+   few pairs per sentence instead of every chunk (``premise_pairs``).
 4. A sentence's score is the largest P(entailment) over its premises
    (SummaC-ZS style); the largest P(contradiction) is kept too, with the
    best excerpt (whitespace-normalised, at most 300 characters) and where it
-   is (document, page, chunk).
+   is (document, page, chunk). With an NLI model (``[verification]
+   split_claims``), a sentence is cut into clauses, each scored so, and the
+   sentence counts as its weakest clause, which is kept for the reviewer.
+   A sentence copied word for word from a context chunk is entailed (1.0)
+   without a model call.
 
 Nothing is classified in the store: the threshold applies when results are
 read. A stored verification whose page body or source hashes changed is
@@ -40,6 +44,8 @@ MAX_CONTEXT_CHUNKS = 200
 _SKIP_LINE = re.compile(r"^\s*(#|```|~~~|\||<!--|\[c\d+\]:|- \[[^\]]*\]\([^)]*\)\s*$|\* \[[^\]]*\]\([^)]*\)\s*$)")
 _SEE_ALSO = re.compile(r"^#+\s*(see also|references|external links|concepts|sources)\b", re.IGNORECASE)
 _WORDS = re.compile(r"[^\W_]{3,}")
+_CLAUSE_BREAK = re.compile(r"[,;]?\s+(?:and|but|while|which|who|whereas|although)\s+|[,;]\s+")
+MIN_CLAUSE_WORDS = 4
 
 
 class VerificationError(LlmwikiError):
@@ -64,6 +70,7 @@ class SentenceScore:
     excerpt_path: str | None
     excerpt_page: int | None
     excerpt_chunk_id: int | None
+    weakest_clause: str | None = None  # when the sentence was scored clause by clause: the clause its score is from
 
     def supported(self, threshold: float) -> bool:
         return self.p_entailment >= threshold
@@ -80,6 +87,7 @@ class PageVerification:
     outdated: bool = False
     reused: bool = False
     pairs_scored: int = 0
+    method: str = "sentence"  # "clauses": each sentence scored as its weakest clause (see clauses)
 
     def supported_share(self, threshold: float) -> float:
         if not self.sentences:
@@ -170,6 +178,79 @@ def prune_premises(sentence: str, chunks: Sequence[tuple[int, str, int, str]], *
     return [(window, where) for _, _, window, where in candidates[:top_windows]]
 
 
+def clauses(sentence: str) -> list[str]:
+    """A sentence cut at commas, semicolons and conjunctions into clauses of at least four words.
+
+    A small NLI model checks one fact against a few sentences of evidence far
+    better than a sentence holding several (MODEL.md); a sentence is then as
+    supported as its weakest clause. Short pieces (list items, appositions)
+    join their neighbour, so a sentence without clauses stays whole.
+    """
+    pieces = [piece.strip() for piece in _CLAUSE_BREAK.split(sentence.rstrip(".")) if piece.strip()]
+    merged: list[str] = []
+    for piece in pieces:
+        if merged and len(piece.split()) < MIN_CLAUSE_WORDS:
+            merged[-1] += " " + piece
+        else:
+            merged.append(piece)
+    if len(merged) > 1 and len(merged[0].split()) < MIN_CLAUSE_WORDS:
+        merged[1] = merged[0] + " " + merged[1]
+        del merged[0]
+    return merged if len(merged) > 1 else [sentence]
+
+
+def premise_pairs(parts: Sequence[str], chunks, *, premises_per_sentence: int, top_chunks: int = 3) -> list[tuple[int, str, tuple]]:
+    """(clause index, premise window, where) for a sentence's clauses: the premise budget is
+    shared among them (at least 2 windows each), so splitting does not multiply the model's work."""
+    per_part = max(2, premises_per_sentence // len(parts))
+    return [(index, window, where) for index, part in enumerate(parts)
+            for window, where in prune_premises(part, chunks, top_chunks=top_chunks, top_windows=per_part)]
+
+
+def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, split: bool, verbatim: bool, premises_per_sentence: int) -> tuple[list[SentenceScore], int]:
+    """(a score per sentence, model pairs scored). A sentence found word for word in a context chunk
+    is entailed (1.0) without a model call; the others are scored as the max P(entailment) over
+    their premises, or with split, each clause so and the sentence as its weakest clause."""
+    normalised = [(" ".join(text.split()).lower(), (chunk_id, path, page)) for chunk_id, path, page, text in chunks]
+    scores: list[SentenceScore | None] = [None] * len(sentences)
+    pairs: list[tuple[int, int, str, tuple]] = []  # (sentence, clause, premise window, where)
+    parts: dict[int, list[str]] = {}
+    for index, sentence in enumerate(sentences):
+        needle = sentence.text.lower()
+        copied = next((where for text, where in normalised if needle in text), None) if verbatim else None
+        if copied is not None:
+            scores[index] = SentenceScore(sentence.text, sentence.start, sentence.end, 1.0, 0.0, sentence.text[:EXCERPT_CHARS], copied[1], copied[2], copied[0])
+            continue
+        parts[index] = clauses(sentence.text) if split else [sentence.text]
+        for part_index, window, where in premise_pairs(parts[index], chunks, premises_per_sentence=premises_per_sentence):
+            pairs.append((index, part_index, window, where))
+    probabilities = verifier.score([window for _, _, window, _ in pairs], [parts[index][part] for index, part, _, _ in pairs]) if pairs else np.zeros((0, 3))
+    rows_of: dict[int, list[int]] = {}
+    for row, (index, _, _, _) in enumerate(pairs):
+        rows_of.setdefault(index, []).append(row)
+    for index, sentence in enumerate(sentences):
+        if scores[index] is not None:
+            continue
+        rows = rows_of.get(index, [])
+        if not rows:
+            scores[index] = SentenceScore(sentence.text, sentence.start, sentence.end, 0.0, 0.0, None, None, None, None)
+            continue
+        best_per_part = {}
+        for row in rows:  # each clause's best premise
+            part = pairs[row][1]
+            if part not in best_per_part or probabilities[row, 0] > probabilities[best_per_part[part], 0]:
+                best_per_part[part] = row
+        weakest = min(best_per_part.values(), key=lambda row: probabilities[row, 0])  # every clause has premises: chunks is not empty
+        _, part, window, where = pairs[weakest]
+        scores[index] = SentenceScore(
+            sentence=sentence.text, start=sentence.start, end=sentence.end,
+            p_entailment=float(probabilities[weakest, 0]), p_contradiction=float(max(probabilities[row, 2] for row in rows)),
+            excerpt=" ".join(window.split())[:EXCERPT_CHARS], excerpt_path=where[1], excerpt_page=where[2], excerpt_chunk_id=where[0],
+            weakest_clause=parts[index][part] if len(parts[index]) > 1 else None,
+        )
+    return scores, len(pairs)
+
+
 def body_hash(body: str) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
@@ -195,53 +276,46 @@ def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict]:
     return chunks, hashes
 
 
-def verify_page(workspace, page_path: str, verifier, *, force: bool = False, premises_per_sentence: int = 8) -> PageVerification:
+def splits_clauses(workspace, verifier) -> bool:
+    """Whether sentences are scored clause by clause: [verification] split_claims, where "auto" means for NLI models."""
+    setting = workspace.config.verification.split_claims
+    return setting == "always" or (setting == "auto" and getattr(verifier, "prefers_clauses", False))
+
+
+def verify_page(workspace, page_path: str, verifier, *, force: bool = False, premises_per_sentence: int = 8, verbatim: bool = True) -> PageVerification:
     """Score every sentence of a page against its sources and store the result.
 
-    An unchanged page (same body, same source hashes, same model) is not
-    scored again unless force is set.
+    An unchanged page (same body, same source hashes, same model and method)
+    is not scored again unless force is set. verbatim=False sends sentences
+    copied word for word from a source through the model too (benchmarks).
     """
     store = workspace.store
     try:
         page = read_page(workspace.root, page_path)
     except LlmwikiError as err:
         raise VerificationError(str(err)) from err
-    document = store.document_by_path(page_path)
-    if document is None:
-        raise VerificationError(f"{page_path}: the page is not indexed. Run `llmwiki ingest {page_path}` (or regenerate it) first.")
-    digest = body_hash(page.body)
-    chunks, hashes = _context(workspace, page)
-    if not chunks:
-        raise VerificationError(f"{page_path}: no source context could be resolved (its sources are missing or not ingested). Ingest its sources, then verify again.")
-    stored = load_verification(workspace, page_path)
-    if stored is not None and not force and stored.model == verifier.name and not stored.outdated:
+    with store.session():  # one connection for the lookups; none is held while the model runs
+        document = store.document_by_path(page_path)
+        if document is None:
+            raise VerificationError(f"{page_path}: the page is not indexed. Run `llmwiki ingest {page_path}` (or regenerate it) first.")
+        digest = body_hash(page.body)
+        chunks, hashes = _context(workspace, page)
+        if not chunks:
+            raise VerificationError(f"{page_path}: no source context could be resolved (its sources are missing or not ingested). Ingest its sources, then verify again.")
+        stored = load_verification(workspace, page_path)
+    split = splits_clauses(workspace, verifier)
+    method = "clauses" if split else "sentence"
+    if stored is not None and not force and stored.model == verifier.name and stored.method == method and not stored.outdated:
         return PageVerification(**{**stored.__dict__, "reused": True, "pairs_scored": 0})
     sentences = page_sentences(page.body)
     if not sentences:
         raise VerificationError(f"{page_path}: the page has no sentences to verify (only headings, lists, tables or code).")
     started = datetime.now()
-    pairs: list[tuple[int, str, tuple]] = []
-    for index, sentence in enumerate(sentences):
-        for window, where in prune_premises(sentence.text, chunks, top_windows=premises_per_sentence):
-            pairs.append((index, window, where))
-    probabilities = verifier.score([window for _, window, _ in pairs], [sentences[index].text for index, _, _ in pairs]) if pairs else np.zeros((0, 3))
-    scores = []
-    for index, sentence in enumerate(sentences):
-        rows = [(probabilities[row], window, where) for row, (owner, window, where) in enumerate(pairs) if owner == index]
-        if not rows:
-            scores.append(SentenceScore(sentence.text, sentence.start, sentence.end, 0.0, 0.0, None, None, None, None))
-            continue
-        best = max(rows, key=lambda item: item[0][0])
-        excerpt = " ".join(best[1].split())[:EXCERPT_CHARS]
-        scores.append(SentenceScore(
-            sentence=sentence.text, start=sentence.start, end=sentence.end,
-            p_entailment=float(best[0][0]), p_contradiction=float(max(item[0][2] for item in rows)),
-            excerpt=excerpt, excerpt_path=best[2][1], excerpt_page=best[2][2], excerpt_chunk_id=best[2][0],
-        ))
+    scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence)
     result = PageVerification(page=page_path, model=verifier.name, sentences=tuple(scores), body_hash=digest, source_hashes=hashes,
-                              finished_at=datetime.now(), pairs_scored=len(pairs))
+                              finished_at=datetime.now(), pairs_scored=pairs_scored, method=method)
     store.save_verification(document.id, body_hash=digest, source_hashes=json.dumps(hashes, sort_keys=True), model=verifier.name,
-                            threshold=workspace.config.verification.threshold, started_at=started, scores=scores)
+                            threshold=workspace.config.verification.threshold, started_at=started, scores=scores, method=method)
     return result
 
 
@@ -268,7 +342,7 @@ def load_verification(workspace, page_path: str) -> PageVerification | None:
             outdated = True
     sentences = tuple(SentenceScore(**sentence) for sentence in sentence_rows)
     return PageVerification(page=page_path, model=header["model"], sentences=sentences, body_hash=header["body_hash"],
-                            source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated)
+                            source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated, method=header["method"] or "sentence")
 
 
 def verify_pages(workspace, pages: Sequence[str], verifier, *, force: bool = False, on_progress: Callable[[int, int, str], None] | None = None) -> tuple[list[PageVerification], list[tuple[str, str]]]:

@@ -51,6 +51,12 @@ def load_pairs(path: Path, *, limit: int = 0, seed: int = 13) -> list[dict]:
     return pairs[:limit] if limit else pairs
 
 
+def split_held_out(pairs: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(held out, training): the first 2% of the shuffled pairs are never trained on."""
+    held_out = max(int(len(pairs) * 0.02), min(len(pairs) // 5, 64))
+    return pairs[:held_out], pairs[held_out:]
+
+
 def _combined_label(first: int, second: int) -> int:
     """The label of "A and B" against premises holding A's and B's evidence."""
     if 2 in (first, second):
@@ -194,11 +200,9 @@ def train(args) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    pairs = load_pairs(args.data, limit=args.limit, seed=args.seed)
-    held_out = max(int(len(pairs) * 0.02), min(len(pairs) // 5, 64))
-    validation, training = pairs[:held_out], pairs[held_out:]
+    validation, training = split_held_out(load_pairs(args.data, limit=args.limit, seed=args.seed))
     if args.compose:
-        training = training + compose(training, count=int(len(training) * args.compose), seed=args.seed)
+        training = training + compose(training, count=int(len(training) * args.compose), seed=args.order_seed or args.seed)
     if args.init_from:
         model, tokenizer = load_shipped(args.init_from)
     else:
@@ -206,7 +210,7 @@ def train(args) -> dict:
     model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     total = args.max_pairs or len(training) * args.epochs
-    batches = schedule(training, batch_size=args.batch_size, total_pairs=total, upsample=args.upsample, seed=args.seed)
+    batches = schedule(training, batch_size=args.batch_size, total_pairs=total, upsample=args.upsample, seed=args.order_seed or args.seed)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(0.06 * len(batches)), len(batches))
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
     started = time.perf_counter()
@@ -231,7 +235,7 @@ def train(args) -> dict:
     metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length)
     sums = save_shipped(model, args.out)
     report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": None if args.max_pairs else args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "composed_share": args.compose, "init_from": str(args.init_from) if args.init_from else None, "seconds": round(seconds, 1),
-              "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, **metrics, "sha256": sums}
+              "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, "order_seed": args.order_seed or args.seed, **metrics, "sha256": sums}
     (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
 
@@ -248,6 +252,7 @@ def main(argv=None) -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--order-seed", type=int, default=0, help="seed of the pair order and composed pairs (default --seed); a later stage passes a new one to see other pairs while --seed keeps the held-out split")
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--max-pairs", type=int, default=0, help="train on this many pairs in all (the schedule decays over them) instead of --epochs passes")
     parser.add_argument("--upsample", type=int, default=2, help=f"repeat the claim-evidence sources ({', '.join(CLAIM_SOURCES)}) this many times per pass")
