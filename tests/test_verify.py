@@ -360,3 +360,16 @@ def test_composed_training_pairs_carry_the_right_labels():
             assert pair["y"] == expected, pair
     joined = [pair for pair in made if ", and " in pair["h"]]
     assert joined and any(pair["y"] == 0 for pair in joined) and any(pair["y"] == 2 for pair in joined)  # both kinds occur
+
+
+def test_clauses_share_the_sentence_premise_budget():
+    from llmwiki.verify.page import premise_pairs
+
+    text = " ".join(f"Fact number {n} is about the reef and turtles." for n in range(12))
+    chunks = [(1, "sources/reef.md", 1, text)]
+    whole = premise_pairs(["The reef shelters turtles and fish."], chunks, premises_per_sentence=8)
+    two = premise_pairs(["The reef shelters turtles", "fish swim near the reef"], chunks, premises_per_sentence=8)
+    five = premise_pairs([f"clause {n} about the reef" for n in range(5)], chunks, premises_per_sentence=8)
+    assert len(whole) == 8 and {index for index, _, _ in whole} == {0}
+    assert len(two) == 8 and [index for index, _, _ in two].count(1) == 4  # shared, not multiplied
+    assert len(five) == 10 and all([index for index, _, _ in five].count(n) == 2 for n in range(5))  # at least 2 windows a clause
