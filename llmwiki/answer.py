@@ -35,7 +35,7 @@ from datetime import datetime
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.errors import LlmwikiError, WorkspaceError
-from llmwiki.pages import CITATION, cited_chunk_ids, slugify, split_frontmatter
+from llmwiki.pages import CITATION, cited_chunk_ids, slugify, source_entries, split_frontmatter
 from llmwiki.search import analyze, search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
@@ -377,8 +377,8 @@ def save_answer(workspace, answer: Answer, *, title: str | None = None) -> tuple
         if path.exists():
             meta, body = split_frontmatter(path.read_text(encoding="utf-8"))
             preamble, sections = split_sections(body)
-            known = {entry.get("path") for entry in meta.get("sources", []) if isinstance(entry, dict)}
-            meta = dict(meta, updated=now, sources=meta.get("sources", []) + [entry for entry in entries if entry["path"] not in known])
+            known = {entry["path"] for entry in source_entries(meta)}
+            meta = dict(meta, updated=now, sources=source_entries(meta) + [entry for entry in entries if entry["path"] not in known])
         else:
             meta = {"title": title, "type": "answer", "description": CITATION.sub("", answer.text).strip().split("\n")[0][:200], "sources": entries,
                     "generated_by": answer.backend, "created": now, "updated": now}

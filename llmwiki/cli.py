@@ -198,6 +198,9 @@ def verify(pages, workspace_path, everything, changed, force, threshold) -> None
     for result in results:
         table.add_row(result.page, str(len(result.sentences)), f"{result.supported_share(threshold):.0%}", "no" if result.reused else "yes", "yes" if result.outdated else "no")
     console.print(table)
+    for result in results:
+        if result.missing_sources:
+            errors.print(f"note: {result.page} was checked without its missing sources {', '.join(result.missing_sources)}; ingest them and verify again.", markup=False, highlight=False)
     for page, reason in failures:
         errors.print(f"[red]failed[/red] {reason}", highlight=False)
     if failures:

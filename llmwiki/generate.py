@@ -51,6 +51,8 @@ from llmwiki.pages import (
     render_page,
     restore,
     slugify,
+    source_entries,
+    source_paths,
     split_frontmatter,
     strip_citation_definitions,
     write_files,
@@ -326,8 +328,8 @@ def _existing_summaries(root: Path) -> dict[str, str]:
     owners = {}
     for path in sorted((root / SUMMARIES).glob("*.md")):
         meta, _ = split_frontmatter(path.read_text(encoding="utf-8"))
-        sources = meta.get("sources") or []
-        if sources and isinstance(sources[0], dict) and "path" in sources[0]:
+        sources = source_entries(meta)
+        if sources:
             owners[path.stem] = sources[0]["path"]
     return owners
 
@@ -444,7 +446,7 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
                 preamble, sections = split_sections(body)
                 if document.path in sections and slug not in kept:
                     del sections[document.path]
-                    meta = dict(meta, sources=[entry for entry in meta.get("sources", []) if entry.get("path") != document.path], updated=_now())
+                    meta = dict(meta, sources=[entry for entry in source_entries(meta) if entry["path"] != document.path], updated=_now())
                     concept_pages[slug] = (meta, join_sections(preamble, sections))
                     touched_concepts.add(slug)
                     report.notes.append(f"{CONCEPTS}/{slug}.md: removed the section from {document.path} (no longer proposed)")
@@ -458,7 +460,7 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
                     report.notes.append(f"{CONCEPTS}/{slug}.md: replaced the section from {document.path}")
                 summary_link = f"../summaries/{Path(summary_path).name}"
                 sections[document.path] = f"## From [{title}]({summary_link})\n\n{concept.text}"
-                sources = [entry for entry in meta.get("sources", []) if entry.get("path") != document.path] + [source_entry]
+                sources = [entry for entry in source_entries(meta) if entry["path"] != document.path] + [source_entry]
                 meta = dict(meta, sources=sorted(sources, key=lambda entry: entry["path"]), generated_by=draft.generated_by, updated=_now())
                 concept_pages[slug] = (meta, join_sections(preamble, sections))
                 touched_concepts.add(slug)
@@ -626,7 +628,7 @@ def index_pages(workspace, texts: dict[str, str | None]) -> None:
         if text is None or relative not in by_path:
             continue
         meta, body = split_frontmatter(text)
-        cites = [by_path[entry["path"]].id for entry in meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") in by_path]
+        cites = [by_path[path].id for path in source_paths(meta) if path in by_path]
         linked = re.findall(r"\]\((?:\.\./)?((?:concepts|summaries|answers)/[^)]+\.md)\)", body)
         links_to = [by_path[f"wiki/{target}"].id for target in linked if f"wiki/{target}" in by_path]
         derived_from = cites[0] if relative.startswith(SUMMARIES) and cites else None
@@ -644,7 +646,7 @@ def sources_for(workspace, names: Sequence[str]) -> list[Document]:
             found[document.path] = document
             continue
         page = read_page(workspace.root, relative)
-        cited = [entry.get("path") for entry in page.meta.get("sources", []) if isinstance(entry, dict)]
+        cited = source_paths(page.meta)
         documents = [store.document_by_path(path) for path in cited]
         if not any(documents):
             raise GenerationError(f"{relative}: names no source of this workspace. Give a source path (sources/...) or a generated page.")

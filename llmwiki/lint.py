@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from llmwiki.pages import split_frontmatter
+from llmwiki.pages import source_paths, split_frontmatter
 
 SEVERITIES = ("error", "warning", "info")
 CONTENT_FOLDERS = ("wiki/summaries", "wiki/concepts", "wiki/answers")
@@ -79,7 +79,7 @@ class _Page:
 
     @property
     def sources(self) -> set[str]:
-        return {entry["path"] for entry in self.meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") not in (None, "chat")}
+        return set(source_paths(self.meta))
 
 
 def _pages(root: Path) -> dict[str, _Page]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmwiki.errors import LlmwikiError
-from llmwiki.pages import split_frontmatter
+from llmwiki.pages import source_paths, split_frontmatter
 from llmwiki.workspace import COLLECTION_PAGES
 
 
@@ -59,9 +59,7 @@ def _page_sources(root: Path) -> dict[str, list[str]]:
     for folder in ("wiki/summaries", "wiki/concepts", "wiki/answers"):
         for path in sorted((root / folder).glob("*.md")):
             meta, _ = split_frontmatter(path.read_text(encoding="utf-8"))
-            derived[path.relative_to(root).as_posix()] = [
-                entry["path"] for entry in meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") not in (None, "chat")
-            ]
+            derived[path.relative_to(root).as_posix()] = source_paths(meta)
     return derived
 
 

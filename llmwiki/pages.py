@@ -67,6 +67,17 @@ def split_frontmatter(text: str) -> tuple[dict, str]:
     return (meta if isinstance(meta, dict) else {}), text[match.end():].lstrip("\n")
 
 
+def source_entries(meta: Mapping) -> list[dict]:
+    """The frontmatter's `sources` entries that name a path (a hand edit may leave the list empty or not a list)."""
+    listed = meta.get("sources")
+    return [entry for entry in listed if isinstance(entry, dict) and isinstance(entry.get("path"), str)] if isinstance(listed, list) else []
+
+
+def source_paths(meta: Mapping) -> list[str]:
+    """The paths of the documents a page rests on (a saved answer's "chat" entry left out)."""
+    return [entry["path"] for entry in source_entries(meta) if entry["path"] != "chat"]
+
+
 def render_page(meta: Mapping, body: str) -> str:
     """Frontmatter block plus body, ending in one newline."""
     front = yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=True, default_flow_style=False)

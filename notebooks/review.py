@@ -55,6 +55,8 @@ def _(pages, verify_button, workspace):
     if not mo.running_in_notebook():
         print(f"verified {len(verified)} pages with {verifier.name}, {len(failures)} failed")
     _notes = [mo.callout(mo.md(f"**{page}**: {reason}"), kind="warn") for page, reason in failures]
+    _notes += [mo.callout(mo.md(f"**{result.page}** was checked without its missing sources: {', '.join(result.missing_sources)}."), kind="warn")
+               for result in verified if result.missing_sources]
     if verifier.name in ("lexical-overlap", "minilm-cosine"):
         _notes.insert(0, mo.callout(mo.md(f"Scores are **{verifier.name}**, not NLI entailment: the trained verifier weights are not installed."), kind="info"))
     mo.vstack(_notes) if _notes else None

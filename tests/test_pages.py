@@ -71,3 +71,36 @@ def test_write_files_refuses_paths_outside_the_root(tmp_path):
     with pytest.raises(PageError, match="outside the workspace"):
         write_files(tmp_path / "ws", {"../escape.md": "x"})
     assert not (tmp_path / "escape.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "paths"),
+    [
+        ("sources:\n- path: sources/a.md\n- path: chat\n", ["sources/a.md"]),
+        ("sources:\n", []),  # emptied by hand: YAML null
+        ("sources: sources/a.md\n", []),  # not a list
+        ("sources:\n- sources/a.md\n- path: 3\n- path: sources/b.md\n", ["sources/b.md"]),  # malformed entries are skipped
+        ("title: no sources at all\n", []),
+    ],
+)
+def test_source_paths_survive_hand_edited_frontmatter(frontmatter, paths):
+    from llmwiki.pages import source_paths
+
+    meta, _ = split_frontmatter(f"---\n{frontmatter}---\n\n# Page\n")
+    assert source_paths(meta) == paths
+
+
+def test_pages_with_emptied_sources_still_lint_and_verify(workspace):
+    from llmwiki.ingest import ingest_paths
+    from llmwiki.lint import lint
+    from llmwiki.verify import verify_page
+    from llmwiki.verify.nli import OverlapVerifier
+
+    (workspace.sources_dir / "kelp.md").write_text("# Kelp\n\nSea otters eat urchins in the kelp forest.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    page = workspace.root / "wiki/concepts/otters.md"
+    page.write_text("---\ntitle: Otters\nsources:\n---\n\n# Otters\n\nSea otters eat urchins in the kelp forest.\n", encoding="utf-8")
+    ingest_paths(workspace, [page])
+    result = verify_page(workspace, "wiki/concepts/otters.md", OverlapVerifier())  # names no source: checked against all
+    assert result.sentences[0].p_entailment == 1.0 and result.sentences[0].excerpt_path == "sources/kelp.md"
+    assert lint(workspace).findings is not None

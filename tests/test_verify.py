@@ -373,3 +373,67 @@ def test_clauses_share_the_sentence_premise_budget():
     assert len(whole) == 8 and {index for index, _, _ in whole} == {0}
     assert len(two) == 8 and [index for index, _, _ in two].count(1) == 4  # shared, not multiplied
     assert len(five) == 10 and all([index for index, _, _ in five].count(n) == 2 for n in range(5))  # at least 2 windows a clause
+
+
+def concept_page(workspace, name: str, sources: list[str], body: str) -> str:
+    frontmatter = "".join(f"- path: {source}\n" for source in sources)
+    page_file = workspace.root / f"wiki/concepts/{name}.md"
+    page_file.write_text(f"---\ntitle: {name}\nsources:\n{frontmatter}---\n\n# {name}\n\n{body}\n", encoding="utf-8")
+    ingest_paths(workspace, [page_file])
+    return f"wiki/concepts/{name}.md"
+
+
+def test_a_missing_source_is_named_and_its_return_makes_the_verification_outdated(page):
+    workspace, _ = page
+    partly = concept_page(workspace, "partly", ["sources/kelp.md", "sources/gone.md"], "Divers study the forest of kelp each spring.")
+    result = verify_page(workspace, partly, LexicalVerifier())
+    assert result.missing_sources == ["sources/gone.md"] and result.sentences[0].excerpt_path == "sources/kelp.md"
+    stored = load_verification(workspace, partly)
+    assert stored.missing_sources == ["sources/gone.md"] and not stored.outdated
+    (workspace.sources_dir / "gone.md").write_text("# Gone\n\nThe kelp forest is back.\n", encoding="utf-8")
+    ingest_paths(workspace, [workspace.sources_dir / "gone.md"], generate=False)
+    assert load_verification(workspace, partly).outdated  # the missing source returned: score again
+    with pytest.raises(VerificationError, match=r"sources/never\.md.*not in the store|not in the store.*sources/never\.md"):
+        verify_page(workspace, concept_page(workspace, "orphan", ["sources/never.md"], "Divers study the forest of kelp."), LexicalVerifier())
+    unnamed = concept_page(workspace, "unnamed", [], "Divers study the forest of kelp each spring.")  # control: names none, checked against all
+    assert verify_page(workspace, unnamed, LexicalVerifier()).missing_sources == []
+
+
+def test_a_hundred_sentence_page_is_scored_in_one_batch_with_pruned_premises(page):
+    workspace, _ = page
+
+    class Counting(LexicalVerifier):
+        calls = 0
+
+        def score(self, premises, hypotheses):
+            self.calls += 1
+            return super().score(premises, hypotheses)
+
+    body = " ".join(f"Diver {n} counted {n * 3} fish near the kelp." for n in range(100))
+    path = concept_page(workspace, "census", ["sources/kelp.md"], body)
+    verifier = Counting()
+    result = verify_page(workspace, path, verifier, premises_per_sentence=4)
+    assert len(result.sentences) == 100 and verifier.calls == 1 and result.pairs_scored <= 400
+    text = (workspace.root / path).read_text(encoding="utf-8")
+    from llmwiki.pages import read_page
+
+    page_body = read_page(workspace.root, path).body
+    assert [page_body[s.start:s.end] for s in result.sentences[:2]] == ["Diver 0 counted 0 fish near the kelp.", "Diver 1 counted 3 fish near the kelp."]
+    assert all(s.p_entailment == pytest.approx(0.1) for s in result.sentences) and "Diver 99" in text
+
+
+def test_cli_verify_continues_past_a_failing_page_and_reports_it(page):
+    import subprocess
+    import sys
+
+    workspace, _ = page
+    concept_page(workspace, "orphan", ["sources/never.md"], "Divers study the forest of kelp.")
+    config = workspace.root / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('model = "llmwiki-default"', 'model = "lexical-overlap"'), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "llmwiki", "verify", "--all", "-w", str(workspace.root)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2
+    assert "wiki/summaries/kelp.md" in run.stdout and "wiki/summaries/other.md" in run.stdout  # the others were verified
+    assert "failed" in run.stderr and "wiki/concepts/orphan.md" in run.stderr and "not in the store" in run.stderr
+    assert load_verification(workspace, "wiki/summaries/kelp.md") is not None
+    again = subprocess.run([sys.executable, "-m", "llmwiki", "verify", "--changed", "-w", str(workspace.root)], capture_output=True, text=True, timeout=300)
+    assert "wiki/summaries/kelp.md" not in again.stdout and "wiki/concepts/orphan.md" in again.stderr  # only what has no valid verification

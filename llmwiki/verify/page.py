@@ -37,7 +37,7 @@ from datetime import datetime
 import numpy as np
 
 from llmwiki.errors import LlmwikiError
-from llmwiki.pages import CITATION, read_page
+from llmwiki.pages import CITATION, read_page, source_paths
 
 EXCERPT_CHARS = 300
 MAX_CONTEXT_CHUNKS = 200
@@ -88,6 +88,11 @@ class PageVerification:
     reused: bool = False
     pairs_scored: int = 0
     method: str = "sentence"  # "clauses": each sentence scored as its weakest clause (see clauses)
+
+    @property
+    def missing_sources(self) -> list[str]:
+        """Sources the page names that were not in the store when it was verified."""
+        return [path for path, digest in self.source_hashes.items() if digest is None]
 
     def supported_share(self, threshold: float) -> float:
         if not self.sentences:
@@ -256,17 +261,25 @@ def body_hash(body: str) -> str:
 
 
 def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict]:
-    """Context chunks (id, path, page, text) and {source path: content hash} for a page."""
+    """Context chunks (id, path, page, text) and {source path: content hash, None when it is missing}.
+
+    A page that names no source is checked against every source; one whose
+    named sources are all missing cannot be verified.
+    """
     store = workspace.store
-    paths = [entry["path"] for entry in page.meta.get("sources", []) if isinstance(entry, dict) and entry.get("path") not in (None, "chat")]
+    paths = source_paths(page.meta)
     document = store.document_by_path(page.path)
     if document is not None:
         paths += [target for kind, target in store.references(document.id) if kind == "cites"]
-    documents = [store.document_by_path(path) for path in dict.fromkeys(paths)]
-    documents = [doc for doc in documents if doc is not None and doc.path != page.path]
-    if not documents:
+    named = {path: store.document_by_path(path) for path in dict.fromkeys(paths) if path != page.path}
+    missing = [path for path, doc in named.items() if doc is None]
+    documents = [doc for doc in named.values() if doc is not None]
+    if named and not documents:
+        raise VerificationError(f"{page.path}: its sources are not in the store ({', '.join(missing)}: deleted, withdrawn or never ingested). "
+                                "Ingest them again, or edit the page's sources; then verify again.")
+    if not named:
         documents = [doc for doc in store.documents(kind="source") if doc.status == "ready"]
-    hashes = {doc.path: doc.content_hash for doc in documents}
+    hashes = {doc.path: doc.content_hash for doc in documents} | dict.fromkeys(missing)
     chunks = []
     for doc in documents:
         chunks += [(chunk.id, doc.path, chunk.page_number, chunk.text) for chunk in store.chunks(doc.id)]
@@ -336,9 +349,9 @@ def load_verification(workspace, page_path: str) -> PageVerification | None:
         outdated = body_hash(page.body) != header["body_hash"]
     except LlmwikiError:
         outdated = True
-    for path, digest in stored_hashes.items():
+    for path, digest in stored_hashes.items():  # a changed, removed or (once missing) returned source
         current = store.document_by_path(path)
-        if current is None or current.content_hash != digest:
+        if (current.content_hash if current is not None else None) != digest:
             outdated = True
     sentences = tuple(SentenceScore(**sentence) for sentence in sentence_rows)
     return PageVerification(page=page_path, model=header["model"], sentences=sentences, body_hash=header["body_hash"],
