@@ -175,6 +175,7 @@ def ask(question: str, workspace_path: str | None, open_page: str | None, agenti
 def verify(pages, workspace_path, everything, changed, force, threshold) -> None:
     """Score each sentence of wiki pages against their sources (local NLI model)."""
     from llmwiki.verify import load_verification, verify_pages, wiki_pages
+    from llmwiki.verify.nli import not_nli_note
 
     workspace = _workspace(workspace_path)
     threshold = workspace.config.verification.threshold if threshold is None else threshold
@@ -187,8 +188,8 @@ def verify(pages, workspace_path, everything, changed, force, threshold) -> None
     else:
         raise click.UsageError("name pages, or pass --all or --changed")
     verifier = workspace.verifier()
-    if verifier.name in ("lexical-overlap", "minilm-cosine"):
-        errors.print(f"note: scores are {verifier.name}, not NLI entailment: llmwiki's trained NLI weights are not installed. Set [verification] model to an NLI model id or path for entailment scores.", markup=False, highlight=False)
+    if (note := not_nli_note(verifier)) is not None:
+        errors.print(f"note: {note}", markup=False, highlight=False)
     with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:
         task = progress.add_task("", total=None)
         results, failures = verify_pages(workspace, names, verifier, force=force, on_progress=lambda done, total, page: progress.update(task, completed=done, total=total, description=page))

@@ -13,6 +13,7 @@ with app.setup:
     import polars as pl
 
     from llmwiki.verify import load_verification, verify_pages, wiki_pages
+    from llmwiki.verify.nli import not_nli_note
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources.")
@@ -57,8 +58,8 @@ def _(pages, verify_button, workspace):
     _notes = [mo.callout(mo.md(f"**{page}**: {reason}"), kind="warn") for page, reason in failures]
     _notes += [mo.callout(mo.md(f"**{result.page}** was checked without its missing sources: {', '.join(result.missing_sources)}."), kind="warn")
                for result in verified if result.missing_sources]
-    if verifier.name in ("lexical-overlap", "minilm-cosine"):
-        _notes.insert(0, mo.callout(mo.md(f"Scores are **{verifier.name}**, not NLI entailment: the trained verifier weights are not installed."), kind="info"))
+    if (_note := not_nli_note(verifier)) is not None:
+        _notes.insert(0, mo.callout(mo.md(_note), kind="info"))
     mo.vstack(_notes) if _notes else None
     return (verified,)
 

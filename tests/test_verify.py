@@ -437,3 +437,22 @@ def test_cli_verify_continues_past_a_failing_page_and_reports_it(page):
     assert load_verification(workspace, "wiki/summaries/kelp.md") is not None
     again = subprocess.run([sys.executable, "-m", "llmwiki", "verify", "--changed", "-w", str(workspace.root)], capture_output=True, text=True, timeout=300)
     assert "wiki/summaries/kelp.md" not in again.stdout and "wiki/concepts/orphan.md" in again.stderr  # only what has no valid verification
+
+
+def test_llmwiki_nli_loads_the_shipped_weights_or_says_how_to_train_them(tmp_path, monkeypatch):
+    from llmwiki.verify import nli, train
+    from llmwiki.verify.nli import OverlapVerifier, load_verifier, not_nli_note
+
+    model, _ = train.base_model()
+    train.save_shipped(model, tmp_path / "weights")
+    monkeypatch.setattr(nli, "shipped_weights", lambda: tmp_path / "weights")
+    ours = load_verifier("llmwiki-nli")
+    assert isinstance(ours, NLIVerifier) and ours.name == "llmwiki-nli" and ours.prefers_clauses
+    assert not_nli_note(ours) is None and 'model = "llmwiki-nli"' in not_nli_note(OverlapVerifier())
+
+    monkeypatch.setattr(nli, "shipped_weights", lambda: None)
+    monkeypatch.setattr(train, "WEIGHTS_DIR", tmp_path / "nothing")
+    with pytest.raises(VerifierError, match=r"not installed.*python -m llmwiki\.verify\.train"):
+        load_verifier("llmwiki-nli")
+    assert "python -m llmwiki.verify.train" in not_nli_note(OverlapVerifier())
+    assert isinstance(load_verifier("llmwiki-default"), OverlapVerifier)  # without weights the default falls back to word overlap

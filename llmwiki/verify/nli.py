@@ -27,8 +27,11 @@ import numpy as np
 from llmwiki.errors import LlmwikiError
 
 DEFAULT_MODEL = "llmwiki-default"
+NLI_MODEL = "llmwiki-nli"  # llmwiki's own trained NLI model (weights in llmwiki/verify/weights, see MODEL.md)
 SIMILARITY_MODEL = "minilm-cosine"
 OVERLAP_MODEL = "lexical-overlap"
+# What "llmwiki-default" means: llmwiki's NLI model once it beats the WiCE bar of issue #5 (MODEL.md)
+DEFAULT_RESOLVES_TO = OVERLAP_MODEL
 _WORDS = re.compile(r"[^\W_]{3,}")
 
 
@@ -190,20 +193,28 @@ def shipped_weights() -> Path | None:
 
 
 def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length: int = 256) -> Verifier:
-    """The configured verifier; the default is word overlap until trained NLI weights ship.
+    """The configured verifier: "llmwiki-default" (see DEFAULT_RESOLVES_TO), "llmwiki-nli",
+    "lexical-overlap", "minilm-cosine", or any NLI model id or path.
 
     int8 and max_length apply to NLI models (see NLIVerifier).
     """
+    if model == DEFAULT_MODEL:
+        model = DEFAULT_RESOLVES_TO if DEFAULT_RESOLVES_TO != NLI_MODEL or shipped_weights() is not None else OVERLAP_MODEL
     if model == SIMILARITY_MODEL:
         return SimilarityVerifier()
     if model == OVERLAP_MODEL:
         return OverlapVerifier()
-    if model == DEFAULT_MODEL:
-        weights = shipped_weights()
-        if weights is None:
-            return OverlapVerifier()
-        from llmwiki.verify.train import load_shipped
+    if model == NLI_MODEL:
+        from llmwiki.verify.train import WEIGHTS_DIR, load_shipped
 
-        loaded, tokenizer = load_shipped(weights)
-        return NLIVerifier(loaded, tokenizer=tokenizer, name=DEFAULT_MODEL, int8=int8, max_length=max_length)
+        loaded, tokenizer = load_shipped(shipped_weights() or WEIGHTS_DIR)  # absent weights: an error saying how to train them
+        return NLIVerifier(loaded, tokenizer=tokenizer, name=NLI_MODEL, int8=int8, max_length=max_length)
     return NLIVerifier(model, int8=int8, max_length=max_length)
+
+
+def not_nli_note(verifier) -> str | None:
+    """What to tell a reviewer whose scores do not come from an NLI model, else None."""
+    if verifier.name not in (OVERLAP_MODEL, SIMILARITY_MODEL):
+        return None
+    ours = 'model = "llmwiki-nli" for llmwiki\'s own NLI model' if shipped_weights() is not None else "model (llmwiki's own NLI model is not installed: python -m llmwiki.verify.train)"
+    return f"Scores are {verifier.name}, not NLI entailment: it cannot see negation or paraphrase. For entailment set [verification] {ours}, or an NLI model id or path."
