@@ -144,10 +144,11 @@ hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slowe
 
 [verification]
 threshold = 0.5        # P(entailment) at or above which a sentence counts as supported
-model = "llmwiki-default"  # or "lexical-overlap", "minilm-cosine", a Hugging Face NLI model id or local path
-premises_per_sentence = 8
+model = "llmwiki-default"  # or "llmwiki-nli" (llmwiki's own NLI model), "lexical-overlap", "minilm-cosine", a Hugging Face NLI model id or local path
+premises_per_sentence = 8  # premise windows per sentence, shared among its clauses
 int8 = true            # NLI models on a CPU: int8 linear layers, about 3x faster
 max_length = 256       # NLI input tokens (premise window + sentence)
+split_claims = "auto"  # score each clause, the sentence counts as its weakest: "auto" (NLI models), "always", "never"
 
 [datasets]
 folder = "datasets"    # Markdown datasets, relative to this file's folder
