@@ -233,19 +233,14 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
     rows_of: dict[int, list[int]] = {}
     for row, (index, _, _, _) in enumerate(pairs):
         rows_of.setdefault(index, []).append(row)
-    for index, sentence in enumerate(sentences):
-        if scores[index] is not None:
-            continue
-        rows = rows_of.get(index, [])
-        if not rows:
-            scores[index] = SentenceScore(sentence.text, sentence.start, sentence.end, 0.0, 0.0, None, None, None, None)
-            continue
+    for index, rows in rows_of.items():  # every clause has premises: the context is never empty
+        sentence = sentences[index]
         best_per_part = {}
         for row in rows:  # each clause's best premise
             part = pairs[row][1]
             if part not in best_per_part or probabilities[row, 0] > probabilities[best_per_part[part], 0]:
                 best_per_part[part] = row
-        weakest = min(best_per_part.values(), key=lambda row: probabilities[row, 0])  # every clause has premises: chunks is not empty
+        weakest = min(best_per_part.values(), key=lambda row: probabilities[row, 0])
         _, part, window, where = pairs[weakest]
         scores[index] = SentenceScore(
             sentence=sentence.text, start=sentence.start, end=sentence.end,
