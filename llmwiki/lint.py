@@ -209,15 +209,19 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
     pairs: list[tuple[float, str, str, str, str]] = []
     paths = sorted(concepts)
     sentences = {path: _sentences(concepts[path]) for path in paths}
+    source_texts = _source_texts(workspace, set().union(*(concepts[path].sources for path in paths)) if paths else set())
     for index, first in enumerate(paths):
         for second in paths[index + 1:]:
-            if not concepts[first].sources & concepts[second].sources:
+            shared = concepts[first].sources & concepts[second].sources
+            if not shared:
                 continue
             for a in sentences[first]:
                 words_a = {word.lower() for word in _WORD.findall(a)}
                 for b in sentences[second]:
                     if a == b:
                         continue  # the same source sentence on both pages agrees with itself
+                    if any(_quotes(source_texts.get(source, ()), a) and _quotes(source_texts.get(source, ()), b) for source in shared):
+                        continue  # both quote one source: any conflict is the source's, faithfully copied
                     words_b = {word.lower() for word in _WORD.findall(b)}
                     overlap = len(words_a & words_b) / max(min(len(words_a), len(words_b)), 1)
                     if overlap >= 0.3:  # contradictions talk about the same thing
@@ -247,7 +251,7 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
     backend = backend if backend is not None else workspace.backend()
     generates = getattr(backend, "generates", False)
     for index, (_, first, a, second, b) in enumerate(pairs):
-        score = max(scores[index], scores[index + len(pairs)])
+        score = min(scores[index], scores[index + len(pairs)])  # a contradiction reads both ways; one way alone is often a topic change
         if score < config.contradiction_threshold:
             continue
         confirmed = _confirm(backend, a, b) if generates else None
@@ -257,6 +261,23 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
                                 "check both against their sources and correct one; `llmwiki lint --fix` writes a warning into both pages",
                                 sentences=(a, b), score=score, confirmed=confirmed))
     return findings
+
+
+def _source_texts(workspace, paths: set[str]) -> dict[str, list[str]]:
+    """Each source's chunk texts, whitespace-normalised and lowercased, for finding quotes."""
+    store = workspace.store
+    texts = {}
+    with store.session():
+        for path in sorted(paths):
+            document = store.document_by_path(path)
+            if document is not None:
+                texts[path] = [" ".join(chunk.text.split()).lower() for chunk in store.chunks(document.id)]
+    return texts
+
+
+def _quotes(chunk_texts, sentence: str) -> bool:
+    needle = " ".join(sentence.split()).lower()
+    return any(needle in text for text in chunk_texts)
 
 
 def _confirm(backend, a: str, b: str) -> bool | None:

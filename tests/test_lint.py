@@ -80,6 +80,25 @@ def test_lint_finds_a_planted_contradiction_and_not_a_consistent_pair(planted):
     assert not any(elsewhere in finding.pages for finding in contradictions)  # 1990 is on a page sharing no source: not compared
 
 
+class AlwaysClash(YearClash):
+    """Every pair contradicts, as an NLI model trained on captions may read two sentences on different topics."""
+
+    def score(self, premises, hypotheses):
+        self.calls += len(premises)
+        return np.array([[0.02, 0.03, 0.95]] * len(premises))
+
+
+def test_sentences_quoting_their_shared_source_are_not_reported_as_contradicting(reef):
+    workspace = reef
+    quoted_a = concept(workspace, "fish", "Reef fish", "sources/a.md", "The Kelp Forest shelters many fish.")
+    quoted_b = concept(workspace, "divers", "Reef divers", "sources/a.md", "Divers study the Kelp Forest every spring.")
+    report = lint(workspace, verifier=AlwaysClash(), backend=Reply("unused"))
+    assert not [f for f in report.findings if f.kind == "contradiction" and set(f.pages) == {quoted_a, quoted_b}]
+    reworded = concept(workspace, "lamps", "Reef lamps", "sources/a.md", "Divers study the Kelp Forest every winter.")  # control: not a quote
+    report = lint(workspace, verifier=AlwaysClash(), backend=Reply("unused"))
+    assert [f for f in report.findings if f.kind == "contradiction" and reworded in f.pages]
+
+
 def test_the_llm_confirms_or_declines_a_contradiction(planted):
     workspace, mapping, survey, _ = planted
     declined, confirmed = Reply("No."), Reply("yes")
