@@ -292,15 +292,29 @@ def test_pages_that_cannot_be_verified_say_why(page):
     assert len(result.sentences) == 1 and result.sentences[0].p_entailment == pytest.approx(0.1)
 
 
-def test_the_default_verifier_without_trained_weights_is_word_overlap():
-    from llmwiki.verify.nli import OverlapVerifier, load_verifier, shipped_weights
+def test_the_default_verifier_without_trained_weights_is_word_overlap(monkeypatch):
+    from llmwiki.verify import nli
+    from llmwiki.verify.nli import OverlapVerifier, load_verifier
 
-    if shipped_weights() is not None:
-        pytest.skip("trained weights are installed")
+    monkeypatch.setattr(nli, "shipped_weights", lambda: None)  # an install without the weights folder
     verifier = load_verifier()
     assert isinstance(verifier, OverlapVerifier) and verifier.name == "lexical-overlap"
     scores = verifier.score(["The otter eats fish in rivers.", "The otter eats fish in rivers."], ["Otters eat fish.", "Whales sing songs."])
     assert scores[0, 0] > scores[1, 0] and scores[1, 0] == 0.0
+
+
+def test_the_shipped_model_is_the_default_and_reads_entailment_negation_and_conflict():
+    from llmwiki.verify.nli import load_verifier, shipped_weights
+
+    assert shipped_weights() is not None  # committed in llmwiki/verify/weights, checked by SHA256SUMS on load
+    verifier = load_verifier(int8=True)
+    assert verifier.name == "llmwiki-nli" and verifier.contradictions
+    premise = "Alessandro Volta invented the electric battery in 1800. He was born in Como."
+    scores = verifier.score([premise] * 4, ["Volta invented the battery.", "Volta did not invent the battery.", "Volta was born in Paris.", "Volta was born in Como."])
+    entailment, negated, conflict, second = scores
+    assert entailment[0] > 0.5 and second[0] > 0.5  # entailed, also from the second sentence
+    assert negated[2] > 0.5 and conflict[2] > 0.5  # a negation and a wrong place read as contradictions
+    assert negated[0] < 0.2 and conflict[0] < 0.2  # where word overlap would call both supported
 
 
 def test_shipped_weights_are_assembled_from_the_package_base_and_checked(tmp_path):
