@@ -92,7 +92,7 @@ def claim_scores(verifier, claims, *, top_windows: int = 8, split: bool = False)
     for index, claim in enumerate(claims):
         chunks = [(0, "evidence", 1, "\n".join(claim["evidence"]))]
         parts = clauses(claim["claim"]) if split else [claim["claim"]]
-        for part_index, window, _ in premise_pairs(parts, chunks, premises_per_sentence=top_windows, top_chunks=1):
+        for part_index, window, _ in premise_pairs(parts, chunks, premises_per_sentence=top_windows):
             pairs.append((window, parts[part_index]))
             owners.append((index, part_index))
     started = time.perf_counter()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from llmwiki.pages import source_paths, split_frontmatter
+from llmwiki.verify.page import quote_form
 
 SEVERITIES = ("error", "warning", "info")
 CONTENT_FOLDERS = ("wiki/summaries", "wiki/concepts", "wiki/answers")
@@ -271,12 +272,12 @@ def _source_texts(workspace, paths: set[str]) -> dict[str, list[str]]:
         for path in sorted(paths):
             document = store.document_by_path(path)
             if document is not None:
-                texts[path] = [" ".join(chunk.text.split()).lower() for chunk in store.chunks(document.id)]
+                texts[path] = [quote_form(chunk.text) for chunk in store.chunks(document.id)]
     return texts
 
 
 def _quotes(chunk_texts, sentence: str) -> bool:
-    needle = " ".join(sentence.split()).lower()
+    needle = quote_form(sentence)
     return any(needle in text for text in chunk_texts)
 
 

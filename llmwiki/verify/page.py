@@ -204,24 +204,30 @@ def clauses(sentence: str) -> list[str]:
     return merged if len(merged) > 1 else [sentence]
 
 
-def premise_pairs(parts: Sequence[str], chunks, *, premises_per_sentence: int, top_chunks: int = 3) -> list[tuple[int, str, tuple]]:
+def quote_form(text: str) -> str:
+    """Text as quotations are matched: whitespace collapsed, lowercased (a sentence is quoted when
+    its quote form is inside a chunk's)."""
+    return " ".join(text.split()).lower()
+
+
+def premise_pairs(parts: Sequence[str], chunks, *, premises_per_sentence: int) -> list[tuple[int, str, tuple]]:
     """(clause index, premise window, where) for a sentence's clauses: the premise budget is
     shared among them (at least 2 windows each), so splitting does not multiply the model's work."""
     per_part = max(2, premises_per_sentence // len(parts))
     return [(index, window, where) for index, part in enumerate(parts)
-            for window, where in prune_premises(part, chunks, top_chunks=top_chunks, top_windows=per_part)]
+            for window, where in prune_premises(part, chunks, top_windows=per_part)]
 
 
 def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, split: bool, verbatim: bool, premises_per_sentence: int) -> tuple[list[SentenceScore], int]:
     """(a score per sentence, model pairs scored). A sentence found word for word in a context chunk
     is entailed (1.0) without a model call; the others are scored as the max P(entailment) over
     their premises, or with split, each clause so and the sentence as its weakest clause."""
-    normalised = [(" ".join(text.split()).lower(), (chunk_id, path, page)) for chunk_id, path, page, text in chunks]
+    normalised = [(quote_form(text), (chunk_id, path, page)) for chunk_id, path, page, text in chunks]
     scores: list[SentenceScore | None] = [None] * len(sentences)
     pairs: list[tuple[int, int, str, tuple]] = []  # (sentence, clause, premise window, where)
     parts: dict[int, list[str]] = {}
     for index, sentence in enumerate(sentences):
-        needle = sentence.text.lower()
+        needle = quote_form(sentence.text)
         copied = next((where for text, where in normalised if needle in text), None) if verbatim else None
         if copied is not None:
             scores[index] = SentenceScore(sentence.text, sentence.start, sentence.end, 1.0, 0.0, sentence.text[:EXCERPT_CHARS], copied[1], copied[2], copied[0])
