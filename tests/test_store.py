@@ -24,6 +24,24 @@ def test_migrations_are_recorded_and_applied_once(tmp_path):
         assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
 
+def test_a_store_from_before_migration_4_upgrades_and_keeps_its_verifications(tmp_path, monkeypatch):
+    import llmwiki.store as store_module
+
+    path = tmp_path / "s.duckdb"
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:3])  # a store written by the previous release
+    with Store(path).connect() as conn:
+        conn.execute("INSERT INTO page_verifications (page_id, body_hash, source_hashes, model, threshold, started_at) VALUES (1, 'h', '{}', 'm', 0.5, now())")
+        verification = conn.execute("SELECT max(id) FROM page_verifications").fetchone()[0]
+        conn.execute("INSERT INTO verification_sentences VALUES (?, 0, 'A sentence.', 0, 11, 0.9, 0.1, 'An excerpt.', NULL, 1, NULL)", [verification])
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
+    Store._migrated.clear()  # the new release opens it
+    upgraded = Store(path).latest_verification(1)
+    assert upgraded is not None and upgraded[0]["method"] == "sentence" and upgraded[1][0]["weakest_clause"] is None
+    assert upgraded[1][0]["p_entailment"] == 0.9
+    Store._migrated.clear()  # and again in a later process: the ALTERs are in the file, not left in the WAL to replay
+    assert Store(path).latest_verification(1)[0]["method"] == "sentence"
+
+
 def _hold_lock_script(path, seconds: float) -> str:
     return textwrap.dedent(
         f"""
