@@ -14,6 +14,7 @@ read or written.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,12 +164,18 @@ class Workspace:
         return make_backend(self.config.llm)
 
     def verifier(self):
-        """The verifier named in [verification]."""
-        from llmwiki.verify import load_verifier
-
+        """The verifier named in [verification], loaded once per process (a notebook's every
+        Verify click would otherwise load the model again, about 5 s)."""
         settings = self.config.verification
-        return load_verifier(settings.model, int8=settings.int8, max_length=settings.max_length)
+        return _verifier(settings.model, settings.int8, settings.max_length)
 
     def kind_of(self, relative_path: str) -> str:
         """'wiki' for pages under wiki/, 'source' for everything else."""
         return "wiki" if relative_path.startswith("wiki/") else "source"
+
+
+@functools.lru_cache(maxsize=4)
+def _verifier(model: str, int8: bool, max_length: int):
+    from llmwiki.verify import load_verifier
+
+    return load_verifier(model, int8=int8, max_length=max_length)

@@ -470,3 +470,13 @@ def test_llmwiki_nli_loads_the_shipped_weights_or_says_how_to_train_them(tmp_pat
         load_verifier("llmwiki-nli")
     assert "python -m llmwiki.verify.train" in not_nli_note(OverlapVerifier())
     assert isinstance(load_verifier("llmwiki-default"), OverlapVerifier)  # without weights the default falls back to word overlap
+
+
+def test_a_workspace_loads_its_verifier_once_per_process(workspace):
+    first = workspace.verifier()
+    assert workspace.verifier() is first  # a notebook's next Verify click does not load the model again
+    other = with_split_claims(workspace, "never")  # same model settings: the same loaded verifier
+    assert other.verifier() is first
+    config = workspace.config
+    overlap = dataclasses.replace(workspace, config=config.model_copy(update={"verification": config.verification.model_copy(update={"model": "lexical-overlap"})}))
+    assert overlap.verifier() is not first and overlap.verifier().name == "lexical-overlap"  # control: other settings, another verifier
