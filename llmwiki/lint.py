@@ -211,6 +211,7 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
     paths = sorted(concepts)
     sentences = {path: _sentences(concepts[path]) for path in paths}
     source_texts = _source_texts(workspace, set().union(*(concepts[path].sources for path in paths)) if paths else set())
+    quoted_from = {sentence: _quoting_sources(source_texts, sentence) for path in paths for sentence in sentences[path]}
     for index, first in enumerate(paths):
         for second in paths[index + 1:]:
             shared = concepts[first].sources & concepts[second].sources
@@ -221,7 +222,7 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
                 for b in sentences[second]:
                     if a == b:
                         continue  # the same source sentence on both pages agrees with itself
-                    if any(_quotes(source_texts.get(source, ()), a) and _quotes(source_texts.get(source, ()), b) for source in shared):
+                    if quoted_from[a] & quoted_from[b] & shared:
                         continue  # both quote one source: any conflict is the source's, faithfully copied
                     words_b = {word.lower() for word in _WORD.findall(b)}
                     overlap = len(words_a & words_b) / max(min(len(words_a), len(words_b)), 1)
@@ -276,9 +277,10 @@ def _source_texts(workspace, paths: set[str]) -> dict[str, list[str]]:
     return texts
 
 
-def _quotes(chunk_texts, sentence: str) -> bool:
+def _quoting_sources(source_texts: dict[str, list[str]], sentence: str) -> set[str]:
+    """The sources that hold the sentence word for word."""
     needle = quote_form(sentence)
-    return any(needle in text for text in chunk_texts)
+    return {path for path, texts in source_texts.items() if any(needle in text for text in texts)}
 
 
 def _confirm(backend, a: str, b: str) -> bool | None:

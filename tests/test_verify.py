@@ -428,12 +428,11 @@ def test_a_hundred_sentence_page_is_scored_in_one_batch_with_pruned_premises(pag
     verifier = Counting()
     result = verify_page(workspace, path, verifier, premises_per_sentence=4)
     assert len(result.sentences) == 100 and verifier.calls == 1 and result.pairs_scored <= 400
-    text = (workspace.root / path).read_text(encoding="utf-8")
     from llmwiki.pages import read_page
 
     page_body = read_page(workspace.root, path).body
     assert [page_body[s.start:s.end] for s in result.sentences[:2]] == ["Diver 0 counted 0 fish near the kelp.", "Diver 1 counted 3 fish near the kelp."]
-    assert all(s.p_entailment == pytest.approx(0.1) for s in result.sentences) and "Diver 99" in text
+    assert all(s.p_entailment == pytest.approx(0.1) for s in result.sentences)
 
 
 def test_cli_verify_continues_past_a_failing_page_and_reports_it(page):

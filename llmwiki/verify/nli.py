@@ -32,8 +32,6 @@ DEFAULT_MODEL = "llmwiki-default"
 NLI_MODEL = "llmwiki-nli"  # llmwiki's own trained NLI model (weights in llmwiki/verify/weights, see MODEL.md)
 SIMILARITY_MODEL = "minilm-cosine"
 OVERLAP_MODEL = "lexical-overlap"
-# What "llmwiki-default" means: llmwiki's NLI model (WiCE and held-out figures in MODEL.md)
-DEFAULT_RESOLVES_TO = NLI_MODEL
 _WORDS = re.compile(r"[^\W_]{3,}")
 
 
@@ -195,13 +193,14 @@ def shipped_weights() -> Path | None:
 
 
 def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length: int = 256) -> Verifier:
-    """The configured verifier: "llmwiki-default" (see DEFAULT_RESOLVES_TO), "llmwiki-nli",
-    "lexical-overlap", "minilm-cosine", or any NLI model id or path.
+    """The configured verifier: "llmwiki-default" (llmwiki's NLI model, or word overlap in an
+    install without its weights), "llmwiki-nli", "lexical-overlap", "minilm-cosine", or any
+    NLI model id or path.
 
     int8 and max_length apply to NLI models (see NLIVerifier).
     """
     if model == DEFAULT_MODEL:
-        model = DEFAULT_RESOLVES_TO if DEFAULT_RESOLVES_TO != NLI_MODEL or shipped_weights() is not None else OVERLAP_MODEL
+        model = NLI_MODEL if shipped_weights() is not None else OVERLAP_MODEL
     if model == SIMILARITY_MODEL:
         return SimilarityVerifier()
     if model == OVERLAP_MODEL:

@@ -201,8 +201,9 @@ def train(args) -> dict:
         torch.set_num_threads(args.threads)
     device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     validation, training = split_held_out(load_pairs(args.data, limit=args.limit, seed=args.seed))
+    order_seed = args.order_seed or args.seed  # a later stage sees other pairs; the held-out split stays
     if args.compose:
-        training = training + compose(training, count=int(len(training) * args.compose), seed=args.order_seed or args.seed)
+        training = training + compose(training, count=int(len(training) * args.compose), seed=order_seed)
     if args.init_from:
         model, tokenizer = load_shipped(args.init_from)
     else:
@@ -210,7 +211,7 @@ def train(args) -> dict:
     model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     total = args.max_pairs or len(training) * args.epochs
-    batches = schedule(training, batch_size=args.batch_size, total_pairs=total, upsample=args.upsample, seed=args.order_seed or args.seed)
+    batches = schedule(training, batch_size=args.batch_size, total_pairs=total, upsample=args.upsample, seed=order_seed)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(0.06 * len(batches)), len(batches))
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
     started = time.perf_counter()
@@ -235,7 +236,7 @@ def train(args) -> dict:
     metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length)
     sums = save_shipped(model, args.out)
     report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": None if args.max_pairs else args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "composed_share": args.compose, "init_from": str(args.init_from) if args.init_from else None, "seconds": round(seconds, 1),
-              "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, "order_seed": args.order_seed or args.seed, **metrics, "sha256": sums}
+              "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, "order_seed": order_seed, **metrics, "sha256": sums}
     (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
 
