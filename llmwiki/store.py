@@ -21,6 +21,7 @@ as its parent's.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
@@ -242,7 +243,21 @@ def m004_verification_clauses(conn: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [m001_initial, m002_search_index, m003_chunk_embeddings, m004_verification_clauses]
+def m005_verification_facts(conn: duckdb.DuckDBPyConnection) -> None:
+    """Per sentence, the calibrated score (NLI probability and fact checks; p_entailment stays the raw
+    model probability), the reason its facts failed and the words behind it (JSON list)."""
+    conn.execute(
+        """
+        ALTER TABLE verification_sentences ADD COLUMN score DOUBLE;
+        ALTER TABLE verification_sentences ADD COLUMN reason VARCHAR;
+        ALTER TABLE verification_sentences ADD COLUMN flagged VARCHAR;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [
+    m001_initial, m002_search_index, m003_chunk_embeddings, m004_verification_clauses, m005_verification_facts,
+]
 
 _DOCUMENT_COLUMNS = (
     "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
@@ -582,7 +597,8 @@ class Store:
             ).fetchone()[0]
             columns = list(zip(*[
                 (seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
-                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause)
+                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause,
+                 score.score, score.reason, json.dumps(list(score.flagged)))
                 for seq, score in enumerate(scores)
             ]))
             if columns:  # one statement for all rows (executemany costs milliseconds per row)
@@ -590,11 +606,13 @@ class Store:
                     """
                     INSERT INTO verification_sentences
                     SELECT ?, rows.seq, rows.sentence, rows.start_offset, rows.end_offset, rows.p_entailment, rows.p_contradiction,
-                           rows.excerpt, documents.id, rows.excerpt_page, rows.excerpt_chunk_id, rows.weakest_clause
+                           rows.excerpt, documents.id, rows.excerpt_page, rows.excerpt_chunk_id, rows.weakest_clause,
+                           rows.score, rows.reason, rows.flagged
                     FROM (SELECT unnest(?::INTEGER[]) AS seq, unnest(?::VARCHAR[]) AS sentence, unnest(?::INTEGER[]) AS start_offset,
                                  unnest(?::INTEGER[]) AS end_offset, unnest(?::DOUBLE[]) AS p_entailment, unnest(?::DOUBLE[]) AS p_contradiction,
                                  unnest(?::VARCHAR[]) AS excerpt, unnest(?::VARCHAR[]) AS excerpt_path, unnest(?::INTEGER[]) AS excerpt_page,
-                                 unnest(?::BIGINT[]) AS excerpt_chunk_id, unnest(?::VARCHAR[]) AS weakest_clause) AS rows
+                                 unnest(?::BIGINT[]) AS excerpt_chunk_id, unnest(?::VARCHAR[]) AS weakest_clause,
+                                 unnest(?::DOUBLE[]) AS score, unnest(?::VARCHAR[]) AS reason, unnest(?::VARCHAR[]) AS flagged) AS rows
                     LEFT JOIN documents ON documents.path = rows.excerpt_path
                     """,
                     [verification_id, *[list(column) for column in columns]],
@@ -613,15 +631,19 @@ class Store:
             rows = conn.execute(
                 """
                 SELECT sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
-                       documents.path, excerpt_page, excerpt_chunk_id, weakest_clause
+                       documents.path, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged
                 FROM verification_sentences LEFT JOIN documents ON documents.id = verification_sentences.excerpt_document_id
                 WHERE verification_id = ? ORDER BY seq
                 """,
                 [header[0]],
             ).fetchall()
         keys = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at", "method")
-        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id", "weakest_clause")
-        return dict(zip(keys, header)), [dict(zip(sentence_keys, row)) for row in rows]
+        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id",
+                         "weakest_clause", "score", "reason", "flagged")
+        sentences = [dict(zip(sentence_keys, row)) for row in rows]
+        for sentence in sentences:
+            sentence["flagged"] = tuple(json.loads(sentence["flagged"])) if sentence["flagged"] else ()
+        return dict(zip(keys, header)), sentences
 
     def citation_targets(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
         """chunk id -> (document path, page number, breadcrumb) for the ids that exist."""

@@ -38,6 +38,8 @@ import numpy as np
 
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import CITATION, read_page, source_paths
+from llmwiki.verify.calibrate import load_calibration, sentence_features
+from llmwiki.verify.facts import check_facts, name_words
 
 EXCERPT_CHARS = 300
 MAX_CONTEXT_CHUNKS = 200
@@ -71,9 +73,27 @@ class SentenceScore:
     excerpt_page: int | None
     excerpt_chunk_id: int | None
     weakest_clause: str | None = None  # when the sentence was scored clause by clause: the clause its score is from
+    score: float | None = None  # calibrated P(supported) from the NLI probability and the fact checks; None: stored before them
+    reason: str | None = None  # the failed fact checks, e.g. "names not in the excerpt: Ferihegy"
+    flagged: tuple[str, ...] = ()  # the sentence's words behind them, for highlighting
+
+    @property
+    def value(self) -> float:
+        """The score a threshold applies to: calibrated where stored, else the raw P(entailment)."""
+        return self.p_entailment if self.score is None else self.score
 
     def supported(self, threshold: float) -> bool:
-        return self.p_entailment >= threshold
+        return self.value >= threshold
+
+    def why(self, threshold: float) -> str | None:
+        """Why the sentence is not supported at this threshold, in words a reviewer can act on; None when it is."""
+        if self.supported(threshold):
+            return None
+        if self.reason:
+            return self.reason
+        if self.p_contradiction >= 0.5 and self.p_contradiction > self.p_entailment:
+            return f"the excerpt contradicts it (P(contradiction) {self.p_contradiction:.2f})"
+        return f"the excerpt does not entail it (P(entailment) {self.p_entailment:.2f})"
 
 
 @dataclass(frozen=True)
@@ -98,6 +118,21 @@ class PageVerification:
         if not self.sentences:
             return 0.0
         return sum(sentence.supported(threshold) for sentence in self.sentences) / len(self.sentences)
+
+    def as_json(self, threshold: float) -> dict:
+        """The page's verification as plain data (``llmwiki verify --json``): each sentence as written on the
+        page, its verdict at the threshold, the calibrated score, the raw NLI probability, the reason and the best excerpt."""
+        return {
+            "page": self.page, "model": self.model, "method": self.method, "threshold": threshold, "outdated": self.outdated,
+            "rescored": not self.reused, "missing_sources": self.missing_sources, "supported_share": round(self.supported_share(threshold), 4),
+            "sentences": [
+                {"text": sentence.sentence, "start": sentence.start, "end": sentence.end, "supported": sentence.supported(threshold),
+                 "score": round(sentence.value, 4), "p_entailment": round(sentence.p_entailment, 4), "p_contradiction": round(sentence.p_contradiction, 4),
+                 "reason": sentence.why(threshold), "flagged": list(sentence.flagged), "weakest_clause": sentence.weakest_clause,
+                 "excerpt": {"text": sentence.excerpt, "path": sentence.excerpt_path, "page": sentence.excerpt_page, "chunk_id": sentence.excerpt_chunk_id}}
+                for sentence in self.sentences
+            ],
+        }
 
 
 def page_sentences(body: str) -> list[PageSentence]:
@@ -218,42 +253,72 @@ def premise_pairs(parts: Sequence[str], chunks, *, premises_per_sentence: int) -
             for window, where in prune_premises(part, chunks, top_windows=per_part)]
 
 
-def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, split: bool, verbatim: bool, premises_per_sentence: int) -> tuple[list[SentenceScore], int]:
-    """(a score per sentence, model pairs scored). A sentence found word for word in a context chunk
-    is entailed (1.0) without a model call; the others are scored as the max P(entailment) over
-    their premises, or with split, each clause so and the sentence as its weakest clause."""
+FACT_WINDOWS = 12  # windows a clause's facts are checked against (no model call: cheap)
+
+
+def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, split: bool, verbatim: bool, premises_per_sentence: int,
+                     calibration=None, titles: dict[str, str] | None = None, features_out: dict | None = None) -> tuple[list[SentenceScore], int]:
+    """(a score per sentence, model pairs scored).
+
+    A sentence found word for word in a context chunk is entailed (1.0)
+    without a model call. The others: each clause (the whole sentence unless
+    split) gets its best premise's P(entailment) from the model and a fact
+    check against its anchor window (``facts.check_facts``). The sentence's
+    features are its weakest clause's P(entailment), any fact failed in any
+    clause, and the lowest coverage (``calibrate.sentence_features``); the
+    calibration turns them into its score. features_out, when given, gets
+    {sentence index: features} for the sentences the model scored (fitting).
+    """
+    calibration = calibration or load_calibration(verifier.name)
+    titles = titles or {}
     normalised = [(quote_form(text), (chunk_id, path, page)) for chunk_id, path, page, text in chunks]
+    chunk_texts = {chunk_id: text for chunk_id, _, _, text in chunks}
+    names = name_words(chunk_texts.values())
     scores: list[SentenceScore | None] = [None] * len(sentences)
     pairs: list[tuple[int, int, str, tuple]] = []  # (sentence, clause, premise window, where)
     parts: dict[int, list[str]] = {}
+    rows_features: dict[int, list[float]] = {}
     for index, sentence in enumerate(sentences):
         needle = quote_form(sentence.text)
         copied = next((where for text, where in normalised if needle in text), None) if verbatim else None
         if copied is not None:
-            scores[index] = SentenceScore(sentence.text, sentence.start, sentence.end, 1.0, 0.0, sentence.text[:EXCERPT_CHARS], copied[1], copied[2], copied[0])
+            scores[index] = SentenceScore(sentence.text, sentence.start, sentence.end, 1.0, 0.0, sentence.text[:EXCERPT_CHARS], copied[1], copied[2], copied[0], score=1.0)
             continue
         parts[index] = clauses(sentence.text) if split else [sentence.text]
         for part_index, window, where in premise_pairs(parts[index], chunks, premises_per_sentence=premises_per_sentence):
             pairs.append((index, part_index, window, where))
     probabilities = verifier.score([window for _, _, window, _ in pairs], [parts[index][part] for index, part, _, _ in pairs]) if pairs else np.zeros((0, 3))
-    rows_of: dict[int, list[int]] = {}
-    for row, (index, _, _, _) in enumerate(pairs):
-        rows_of.setdefault(index, []).append(row)
-    for index, rows in rows_of.items():  # every clause has premises: the context is never empty
+    rows_of: dict[tuple[int, int], list[int]] = {}
+    for row, (index, part, _, _) in enumerate(pairs):
+        rows_of.setdefault((index, part), []).append(row)
+    for index, sentence_parts in parts.items():  # every clause has premises: the context is never empty
         sentence = sentences[index]
-        best_per_part = {}
-        for row in rows:  # each clause's best premise
-            part = pairs[row][1]
-            if part not in best_per_part or probabilities[row, 0] > probabilities[best_per_part[part], 0]:
-                best_per_part[part] = row
-        weakest = min(best_per_part.values(), key=lambda row: probabilities[row, 0])
-        _, part, window, where = pairs[weakest]
+        judged = []  # per clause: (p_entailment, p_contradiction, best window, where, check, anchor window, anchor where)
+        for part, text in enumerate(sentence_parts):
+            rows = rows_of[(index, part)]
+            best = max(rows, key=lambda row: probabilities[row, 0])
+            candidates = prune_premises(text, chunks, top_windows=FACT_WINDOWS)
+            check = check_facts(text, [window for window, _ in candidates], names=names,
+                                contexts=[f"{titles.get(where[1], '')}. {chunk_texts[where[0]]}" for _, where in candidates])
+            judged.append((float(probabilities[best, 0]), float(max(probabilities[row, 2] for row in rows)), pairs[best][2], pairs[best][3],
+                           check, *candidates[check.anchor_index]))
+        weakest = min(range(len(judged)), key=lambda part: judged[part][0])
+        failed = [item for item in judged if item[4].failed]
+        _, _, window, where, _, _, _ = judged[weakest]
+        if failed:  # the reviewer sees the window the failed facts were checked against
+            window, where = failed[0][5], failed[0][6]
+        values = sentence_features([(item[0], item[1], item[4]) for item in judged])
+        rows_features[index] = values
         scores[index] = SentenceScore(
             sentence=sentence.text, start=sentence.start, end=sentence.end,
-            p_entailment=float(probabilities[weakest, 0]), p_contradiction=float(max(probabilities[row, 2] for row in rows)),
+            p_entailment=judged[weakest][0], p_contradiction=max(item[1] for item in judged),
             excerpt=" ".join(window.split())[:EXCERPT_CHARS], excerpt_path=where[1], excerpt_page=where[2], excerpt_chunk_id=where[0],
-            weakest_clause=parts[index][part] if len(parts[index]) > 1 else None,
+            weakest_clause=sentence_parts[weakest] if len(sentence_parts) > 1 else None,
+            score=calibration.score(values), reason="; ".join(dict.fromkeys(item[4].reason() for item in failed)) or None,
+            flagged=tuple(dict.fromkeys(word for item in failed for word in item[4].flagged_words)),
         )
+    if features_out is not None:
+        features_out.update(rows_features)
     return scores, len(pairs)
 
 
@@ -261,8 +326,9 @@ def body_hash(body: str) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict]:
-    """Context chunks (id, path, page, text) and {source path: content hash, None when it is missing}.
+def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict, dict[str, str]]:
+    """Context chunks (id, path, page, text), {source path: content hash, None when it is missing}
+    and {source path: title}.
 
     A page that names no source is checked against every source; one whose
     named sources are all missing cannot be verified.
@@ -287,7 +353,7 @@ def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict]:
     if len(chunks) > MAX_CONTEXT_CHUNKS:
         terms = _terms(page.body)
         chunks = sorted(chunks, key=lambda chunk: -len(terms & _terms(chunk[3])))[:MAX_CONTEXT_CHUNKS]
-    return chunks, hashes
+    return chunks, hashes, {doc.path: doc.title or "" for doc in documents}
 
 
 def splits_clauses(workspace, verifier) -> bool:
@@ -313,7 +379,7 @@ def verify_page(workspace, page_path: str, verifier, *, force: bool = False, pre
         if document is None:
             raise VerificationError(f"{page_path}: the page is not indexed. Run `llmwiki ingest {page_path}` (or regenerate it) first.")
         digest = body_hash(page.body)
-        chunks, hashes = _context(workspace, page)
+        chunks, hashes, titles = _context(workspace, page)
         if not chunks:
             raise VerificationError(f"{page_path}: no source context could be resolved (its sources are missing or not ingested). Ingest its sources, then verify again.")
         stored = load_verification(workspace, page_path)
@@ -325,7 +391,7 @@ def verify_page(workspace, page_path: str, verifier, *, force: bool = False, pre
     if not sentences:
         raise VerificationError(f"{page_path}: the page has no sentences to verify (only headings, lists, tables or code).")
     started = datetime.now()
-    scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence)
+    scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence, titles=titles)
     result = PageVerification(page=page_path, model=verifier.name, sentences=tuple(scores), body_hash=digest, source_hashes=hashes,
                               finished_at=datetime.now(), pairs_scored=pairs_scored, method=method)
     store.save_verification(document.id, body_hash=digest, source_hashes=json.dumps(hashes, sort_keys=True), model=verifier.name,

@@ -112,17 +112,34 @@ def schedule(training: list[dict], *, batch_size: int, total_pairs: int, upsampl
     return batches
 
 
-def base_model():
-    """MiniLM from the package with a fresh 3-way classification head."""
+def base_model(*, head_follows: bool = False):
+    """MiniLM from the package with a fresh 3-way classification head.
+
+    head_follows: the caller loads the head next (``load_shipped``), so
+    transformers' report that the head is newly initialised, and its loading
+    bar, would be false alarms and are kept quiet; the caller checks that
+    every weight arrived.
+    """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     from llmwiki.models import minilm_path
 
     path = minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(str(path))
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(path), num_labels=3, id2label=LABELS, label2id={name: index for index, name in LABELS.items()}
-    )
+    verbosity = hf_logging.get_verbosity()
+    bar = hf_logging.is_progress_bar_enabled()
+    if head_follows:
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            str(path), num_labels=3, id2label=LABELS, label2id={name: index for index, name in LABELS.items()}
+        )
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bar:
+            hf_logging.enable_progress_bar()
     return model, tokenizer
 
 
@@ -183,7 +200,7 @@ def load_shipped(folder: Path = WEIGHTS_DIR):
         digest, name = line.split(maxsplit=1)
         if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
             raise VerifierError(f"{folder / name}: checksum mismatch, the weights are damaged. Reinstall llmwiki or train them again.")
-    model, tokenizer = base_model()
+    model, tokenizer = base_model(head_follows=True)
     state = {name: tensor.float() for name, tensor in load_file(str(folder / SHIPPED_FILE)).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or set(missing) - set(EXCLUDED) - {name for name in missing if not name.endswith(("weight", "bias"))}:

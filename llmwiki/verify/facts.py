@@ -1,0 +1,278 @@
+"""Fact checks: does the evidence hold every fact a sentence asserts?
+
+An NLI model reads the gist: "The five western provinces ... are Swahili
+speaking" against "the five eastern provinces ... are Swahili speaking"
+shares nearly every word, and a small model calls it entailed. A reviewer
+needs the opposite answer, with the reason. So beside the model's
+probability each sentence (each clause, when clauses are scored) is checked
+against its anchor, the evidence window that best holds its wording:
+
+- numbers and dates, normalised ("1,745" = "1745", "five" = "5",
+  "sixteenth" = "16th" = "16", "3 million" = "3000000", "1800s" = "1800");
+- names: capitalised words that the evidence's documents use as names (a
+  capitalised word at the start of a sentence counts only when the context
+  uses it capitalised mid-sentence). A name the anchor lacks is still found
+  when the anchor refers back with a pronoun and the name stands earlier in
+  the same chunk or in the document's title ("He was born in Como" supports
+  "Volta was born in Como");
+- polarity: a negation in one and not the other, a word whose WordNet
+  antonym stands in the anchor where the word does not ("western" for
+  "eastern", "lower" for "higher"; see ``lexicon``), and a pronoun of the
+  other gender than the anchor's ("she" where the evidence says "he").
+
+The anchor is chosen by the sentence's other content words (its predicate),
+not by its names and numbers, and shorter windows win ties: a name swapped
+for another one from the same article would otherwise pull in the window
+where that name happens to stand.
+
+Everything here is pure: text in, ``FactCheck`` out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import Stemmer
+
+from llmwiki.verify.lexicon import default_lexicon
+
+_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
+_NUMBER = re.compile(r"^(\d[\d,]*(?:\.\d+)?)(st|nd|rd|th|s)?$")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(]?[A-Z0-9])")
+STOPWORDS = frozenset("""
+a about above after again against all also although am an and any are as at be because been before being below between both
+but by can could did do does doing down during each either else even ever every few for from further had has have having he
+her here hers herself him himself his how however i if in into is it its itself just least less let like many may me might
+more most much must my myself neither nor of off on once one only onto or other others our ours ourselves out over own per
+quite rather same several shall she should since so some such than that the their theirs them themselves then there these
+they this those though through thus to too under until up upon us very via was we were what whatever when where whether which
+while who whom whose why will with within would yet you your yours yourself yourselves mr mrs ms dr st
+""".split())
+NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "nowhere", "cannot", "without"})
+_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
+PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their", "him", "them", "this", "these", "who", "which"})
+_UNITS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+          "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+          "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+          "hundred": 100, "dozen": 12}
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
+             "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17,
+             "eighteenth": 18, "nineteenth": 19, "twentieth": 20, "twenty-first": 21, "thirtieth": 30, "fortieth": 40, "fiftieth": 50,
+             "hundredth": 100, "thousandth": 1000}
+_SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "trillion": 1_000_000_000_000}
+# "one" and "first" are left out: "one of the", "the first to" are wording more often than facts.
+_stemmer = Stemmer.Stemmer("porter")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return _stemmer.stemWord(word.lower())
+
+
+def tokens(text: str) -> list[str]:
+    """Words and numbers of a text, in order, as written ("n't" becomes "not")."""
+    text = text.replace("n't", " not").replace("n’t", " not")
+    return _TOKEN.findall(text)
+
+
+def _number(token: str) -> str | None:
+    match = _NUMBER.match(token)
+    if match is None:
+        word = token.lower()
+        value = _UNITS.get(word, _ORDINALS.get(word))
+        return None if value is None else str(value)
+    digits = match.group(1).replace(",", "")
+    if digits.endswith(".0"):
+        digits = digits[:-2]
+    return digits
+
+
+def numbers(words: Sequence[str]) -> dict[str, str]:
+    """The numbers a token list states: {normalised value: as written}; a number followed by a scale word is multiplied out."""
+    found: dict[str, str] = {}
+    for index, word in enumerate(words):
+        value = _number(word)
+        if value is None:
+            continue
+        following = words[index + 1].lower() if index + 1 < len(words) else ""
+        if following in _SCALES:
+            try:
+                scaled = float(value) * _SCALES[following]
+                found.setdefault(str(int(scaled)) if scaled == int(scaled) else str(scaled), f"{word} {words[index + 1]}")
+                continue
+            except ValueError:
+                pass
+        found.setdefault(value, word)
+    return found
+
+
+def name_words(texts: Iterable[str]) -> frozenset[str]:
+    """Lower-cased words that the texts write capitalised in mid-sentence: the names they use."""
+    names = set()
+    for text in texts:
+        for sentence in _SENTENCE.split(text):
+            for word in tokens(sentence)[1:]:
+                if word[:1].isupper() and len(word) > 1 and word.lower() not in STOPWORDS:
+                    names.add(word.lower())
+    return frozenset(names)
+
+
+def _content(words: Sequence[str]) -> list[str]:
+    return [word for word in words if word.lower() not in STOPWORDS and word.lower() not in NEGATIONS and (len(word) > 2 or word[:1].isdigit())]
+
+
+def _negated(words: Sequence[str], near: set[str]) -> bool:
+    """Whether a negation stands within three words of a word whose stem is in near (what both sides say)."""
+    for index, word in enumerate(words):
+        if word.lower() in NEGATIONS and any(stem(other) in near for other in words[max(0, index - 3): index + 4] if other.lower() not in NEGATIONS):
+            return True
+    return False
+
+
+def _substitutions(claim_words: Sequence[str], anchor_words: Sequence[str]) -> dict[int, str]:
+    """{claim position: anchor word} where the anchor has another word in the same slot: at least
+    three of the two words either side agree ("the President of Good" / "the Era of Good")."""
+    claim_lower = [word.lower() for word in claim_words]
+    anchor_lower = [word.lower() for word in anchor_words]
+    found = {}
+    for i, word in enumerate(claim_lower):
+        for j, other in enumerate(anchor_lower):
+            if stem(word) == stem(other):
+                continue
+            agree = sum(
+                0 <= i + step < len(claim_lower) and 0 <= j + step < len(anchor_lower) and claim_lower[i + step] == anchor_lower[j + step]
+                for step in (-2, -1, 1, 2)
+            )
+            if agree >= 3:
+                found[i] = anchor_words[j]
+                break
+    return found
+
+
+@dataclass(frozen=True)
+class FactCheck:
+    """What a sentence asserts that its anchor window lacks or opposes."""
+
+    anchor: str  # the evidence window the facts were checked against
+    anchor_index: int  # its position in the windows given
+    missing_names: tuple[str, ...] = ()
+    missing_numbers: tuple[str, ...] = ()
+    opposed: tuple[tuple[str, str], ...] = ()  # (the sentence's word, the anchor's opposite)
+    negation: str | None = None  # "sentence" or "evidence": which side alone is negated
+    coverage: float = 1.0  # share of the sentence's content words found in the anchor
+    missing_words: tuple[str, ...] = field(default=())  # other content words the anchor lacks (paraphrase or change)
+
+    @property
+    def failed(self) -> bool:
+        """Whether a fact the sentence asserts is absent from, or opposed by, its evidence."""
+        return bool(self.missing_names or self.missing_numbers or self.opposed or self.negation)
+
+    @property
+    def flagged_words(self) -> tuple[str, ...]:
+        """The sentence's words behind a failed check, for highlighting."""
+        return (*self.missing_names, *self.missing_numbers, *(word for word, _ in self.opposed))
+
+    def reason(self) -> str | None:
+        """One line a reviewer can act on, or None when every fact was found."""
+        parts = []
+        if self.missing_names:
+            parts.append("names not in the excerpt: " + ", ".join(self.missing_names))
+        if self.missing_numbers:
+            parts.append("numbers not in the excerpt: " + ", ".join(self.missing_numbers))
+        if self.opposed:
+            parts.append("opposite of the excerpt: " + ", ".join(f"{word} (excerpt: {other})" for word, other in self.opposed))
+        if self.negation == "sentence":
+            parts.append("negated, the excerpt is not")
+        elif self.negation == "evidence":
+            parts.append("the excerpt is negated, the sentence is not")
+        return "; ".join(parts) or None
+
+
+def _anchor_sentence(window: str, terms: set[str]) -> list[str]:
+    """The sentence of a window that shares most of the claim's stems (for polarity)."""
+    best, best_overlap = [], -1
+    for sentence in _SENTENCE.split(window):
+        words = tokens(sentence)
+        overlap = len(terms & {stem(word) for word in words})
+        if overlap > best_overlap:
+            best, best_overlap = words, overlap
+    return best
+
+
+def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] | None = None, names: frozenset[str] | None = None) -> FactCheck:
+    """Check a claim's numbers, names and polarity against the window that best holds its wording.
+
+    windows: candidate evidence windows; contexts: for each, the text of its
+    chunk, led by its document's title (a pronoun in the window may refer to
+    a name there); names: the words the documents use as names (default: the
+    claim's and windows' own).
+    """
+    if not windows:
+        raise ValueError("check_facts needs at least one evidence window")
+    claim_words = tokens(claim)
+    if names is None:
+        names = name_words([claim, *windows])
+    claim_numbers = numbers(claim_words)
+    claim_names: list[tuple[int, str]] = []  # (position, as written): capitalised in the claim, past its first word or a known name
+    for index, word in enumerate(claim_words):
+        lowered = word.lower()
+        if word[:1].isupper() and lowered not in STOPWORDS and (index > 0 or lowered in names) and _number(word) is None:
+            claim_names.append((index, word))
+    content = _content(claim_words)
+    predicate = {stem(word) for word in content if word.lower() not in names and _number(word) is None}
+    all_terms = {stem(word) for word in content}
+
+    def rank(index: int) -> tuple:
+        window_stems = {stem(word) for word in tokens(windows[index])}
+        return (-len(predicate & window_stems), -len(all_terms & window_stems), len(windows[index]))
+
+    anchor_index = min(range(len(windows)), key=rank)
+    anchor = windows[anchor_index]
+    anchor_words = tokens(anchor)
+    anchor_stems = {stem(word) for word in anchor_words}
+    anchor_numbers = numbers(anchor_words)
+    missing_numbers = tuple(written for value, written in claim_numbers.items() if value not in anchor_numbers)
+    refers_back = any(word.lower() in PRONOUNS for word in anchor_words)
+    context = contexts[anchor_index] if contexts is not None else ""
+    before = context.split(anchor[:40])[0] if context and anchor[:40] in context else context
+    earlier = {stem(word) for word in tokens(before)}
+    substituted = _substitutions(claim_words, anchor_words)
+    missing_names = tuple(dict.fromkeys(
+        name for index, name in claim_names
+        if (stem(name) not in anchor_stems and not (refers_back and stem(name) in earlier)) or index in substituted
+    ))
+    missing = [word for word in content if stem(word) not in anchor_stems]
+    lexicon = default_lexicon()
+    opposed = []
+    if lexicon is not None:
+        claim_lower = {word.lower() for word in claim_words}
+        missing_lower = {word.lower() for word in missing}
+        for index, word in enumerate(claim_words):
+            if word.lower() in STOPWORDS:
+                continue
+            if index in substituted and lexicon.opposes(word, substituted[index]):  # the opposite in the same slot
+                opposed.append((word, substituted[index]))
+            elif word.lower() in missing_lower:
+                other = next((other for other in anchor_words if other.lower() not in claim_lower and lexicon.opposes(word, other)), None)
+                if other is not None:
+                    opposed.append((word, other))
+    claim_genders = {_GENDER[word.lower()]: word for word in claim_words if word.lower() in _GENDER}
+    anchor_genders = {_GENDER[word.lower()]: word for word in anchor_words if word.lower() in _GENDER}
+    for gender, word in claim_genders.items():  # "she" where the evidence only says "he"
+        if anchor_genders and gender not in anchor_genders:
+            opposed.append((word, next(iter(anchor_genders.values()))))
+    negation = None
+    claim_negated = _negated(claim_words, anchor_stems)
+    evidence_negated = _negated(_anchor_sentence(anchor, all_terms), all_terms)
+    if claim_negated != evidence_negated:
+        negation = "sentence" if claim_negated else "evidence"
+    flagged = {word.lower() for word in (*missing_names, *missing_numbers)} | {word.lower() for word, _ in opposed}
+    return FactCheck(
+        anchor=anchor, anchor_index=anchor_index, missing_names=missing_names, missing_numbers=missing_numbers,
+        opposed=tuple(opposed), negation=negation,
+        coverage=(len(content) - len(missing)) / len(content) if content else 1.0,
+        missing_words=tuple(dict.fromkeys(word for word in missing if word.lower() not in flagged and _number(word) is None)),
+    )
