@@ -1,28 +1,40 @@
 """Question answering on the real CMU QA S08 corpus, with the extractive backend.
 
-    python bench/qa.py [--data ../shared/data/cmu-qa/S08] [--limit 0]
+    python bench/qa.py [--data ../shared/data/cmu-qa/S08] [--every 1] [--cache /tmp/llmwiki-bench-qa] [--rebuild]
 
-Builds a workspace from the S08 articles (ingest + wiki generation), then asks
-every distinct question in question_answer_pairs.txt and prints:
-- selection hit rate: the share of questions whose selected context holds a
-  chunk of the right article: a chunk of the article itself, or of a wiki
-  page derived from it (its summary), or, counted separately, of any wiki
-  page that cites it (concept pages quote several articles);
-- the share of answers with at least one citation, among questions where
-  anything was selected;
-- median and p95 seconds per question;
-and, as a reference in the same run, the hit rate of a plain BM25 search of
-the raw sources (top 4 chunks, no wiki).
+Builds a workspace (ingest + wiki generation) from the articles of sets 1-3
+and asks every distinct question of the corpus. Questions on sets 1-3 are
+answerable; questions on set 4 (other articles, not in the workspace) are
+off-topic and should be refused. Printed, each beside its reference in the
+same run:
+
+- fact questions (reference neither yes nor no): the share of answers that
+  contain a reference answer (lower case, punctuation dropped), overall and
+  by the questioner's difficulty, beside the same share for the selected
+  context, the top-1 and top-4 chunks of a plain BM25 search of the sources;
+- yes/no questions: the share given a verdict, and the share of verdicts
+  that match the reference;
+- refusals: of off-topic questions (should be all) and of answerable ones
+  (should be few);
+- answers that open with an unresolved pronoun; citations that lead to a
+  source chunk holding the quoted sentence;
+- selection hit rate (the selection holds a chunk of the right article)
+  beside plain BM25 top-4;
+- seconds per question, in-process (median, p95).
+
+The workspace is kept in --cache between runs (a build takes minutes);
+--rebuild makes it again after a change to ingest or generation.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import statistics
 import sys
-import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,80 +42,166 @@ sys.path.insert(0, str(REPO))
 
 from llmwiki.answer import answer_question  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
-from llmwiki.ingest import ingest_paths  # noqa: E402
+from llmwiki.pages import CITATION  # noqa: E402
+from llmwiki.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
 from llmwiki.search import search  # noqa: E402
 from llmwiki.workspace import Workspace  # noqa: E402
 
+ANSWERABLE_SETS = ("set1", "set2", "set3")
 
-def load_questions(data: Path) -> list[tuple[str, str]]:
-    """(question, article source path in the workspace), distinct questions, file order."""
+
+def normalise(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def load_questions(data: Path) -> list[dict]:
+    """Distinct questions with their article (workspace path), set, difficulty and reference answers."""
     text = (data / "question_answer_pairs.txt").read_bytes().decode("latin-1").replace("\r\n", "\n").replace("\r", "\n")
-    seen = {}
+    questions: dict[str, dict] = {}
     for line in text.split("\n")[1:]:
         parts = line.split("\t")
         if len(parts) < 6 or not parts[1].strip() or not parts[5].strip():
             continue
-        question, article = parts[1].strip(), parts[5].strip()  # e.g. data/set3/a4
+        question, answer, difficulty, article = parts[1].strip(), parts[2].strip(), parts[3].strip(), parts[5].strip()
         folder, name = article.split("/")[-2:]
-        seen.setdefault(question, f"sources/{folder}-{name}.txt")
-    return list(seen.items())
+        entry = questions.setdefault(question, {"question": question, "article": f"sources/{folder}-{name}.txt", "set": folder,
+                                                "difficulty": difficulty or "unknown", "answers": []})
+        if answer and answer.upper() != "NULL":
+            entry["answers"].append(answer)
+    return list(questions.values())
+
+
+def reference_kind(entry: dict) -> str:
+    """yes_no when the references are yes or no, fact when they name something, none without a reference."""
+    answers = [normalise(answer) for answer in entry["answers"]]
+    if not answers:
+        return "none"
+    if all(answer.split()[:1] in (["yes"], ["no"]) for answer in answers if answer):
+        return "yes_no"
+    return "fact"
+
+
+def contains_reference(text: str, entry: dict) -> bool:
+    haystack = f" {normalise(text)} "
+    return any(f" {normalise(answer)} " in haystack for answer in entry["answers"] if normalise(answer) and normalise(answer) not in ("yes", "no"))
+
+
+def build(data: Path, cache: Path, rebuild: bool) -> tuple[Workspace, float | None]:
+    from llmwiki.ingest import ingest_paths
+
+    if cache.exists() and not rebuild and (cache / "wiki" / "index.md").is_file():
+        return Workspace.open(cache), None
+    shutil.rmtree(cache, ignore_errors=True)
+    workspace = Workspace.init(cache, git=False)
+    for folder in ANSWERABLE_SETS:
+        for article in sorted((data / "data" / folder).glob("a*.txt")):
+            shutil.copyfile(article, workspace.sources_dir / f"{folder}-{article.name}")
+    started = time.perf_counter()
+    ingest_paths(workspace)
+    return workspace, time.perf_counter() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
-    parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions (0: all)")
+    parser.add_argument("--every", type=int, default=1, help="ask every Nth question (1: all)")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/llmwiki-bench-qa"), help="where the workspace is built and kept")
+    parser.add_argument("--rebuild", action="store_true", help="build the workspace again")
+    parser.add_argument("--show", type=int, default=0, help="print N wrong fact answers and yes/no verdicts, for reading")
     args = parser.parse_args()
-    articles = sorted((args.data / "data").glob("set*/a*.txt"))
-    if not articles:
-        sys.exit(f"no articles under {args.data}/data: the CMU QA corpus lives in ../shared/data (see its README)")
-    questions = load_questions(args.data)
-    if args.limit:
-        questions = questions[: args.limit]
+    if not (args.data / "question_answer_pairs.txt").is_file():
+        sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
+    workspace, build_seconds = build(args.data, args.cache, args.rebuild)
+    questions = load_questions(args.data)[:: args.every]
+    backend = ExtractiveBackend()
+    verifier = workspace.verifier()
+    verifier.score(["warm up"], ["warm up"])
+    counts: dict[str, int] = defaultdict(int)
+    by_difficulty: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # answered right, top-1 right, asked
+    seconds = []
+    shown = 0
+    for number, entry in enumerate(questions, start=1):
+        if number % 50 == 0 or number == len(questions):
+            print(f"\r  asked {number} of {len(questions)} questions", end="", file=sys.stderr, flush=True)
+        began = time.perf_counter()
+        answer = answer_question(workspace, entry["question"], backend=backend, verifier=verifier)
+        seconds.append(time.perf_counter() - began)
+        if entry["set"] not in ANSWERABLE_SETS:
+            counts["offtopic"] += 1
+            counts["offtopic_refused"] += answer.refused
+            continue
+        kind = reference_kind(entry)
+        counts["answerable"] += 1
+        counts["answerable_refused"] += answer.refused
+        counts["pronoun_start"] += opens_with_pronoun(answer.text)
+        paths = [item.path for item in answer.selection.items if item.chunk_id is not None]
+        counts["selection_hit"] += entry["article"] in paths
+        baseline = search(workspace, entry["question"], scope="sources", limit=4)
+        counts["bm25_top4_hit"] += any(hit.path == entry["article"] for hit in baseline.hits)
+        for citation in answer.citations:
+            counts["citations"] += 1
+            counts["citations_to_sources"] += citation.path.startswith("sources/")
+        for sentence, chunk_id in re.findall(r"(.+?) \[c(\d+)\]", CITATION.sub(lambda m: f" [c{m.group(1)}]", answer.text)):
+            quoted = " ".join(unbracket(sentence.split(" — ", 1)[-1]).split()).strip()
+            chunk = next((citation.text for citation in answer.citations if citation.chunk_id == int(chunk_id)), "")
+            counts["quotes"] += 1
+            counts["quotes_found"] += " ".join(quoted.replace("[", "").split())[-60:] in " ".join(chunk.split())
+        if kind == "fact":
+            counts["fact"] += 1
+            right = contains_reference(answer.text, entry)
+            context = " ".join(item.text for item in answer.selection.items)
+            texts = workspace.store.chunk_texts([hit.chunk_id for hit in baseline.hits])
+            top1 = bool(baseline.hits) and contains_reference(texts.get(baseline.hits[0].chunk_id, ""), entry)
+            top4 = contains_reference(" ".join(texts.values()), entry)
+            counts["fact_right"] += right
+            counts["fact_context"] += contains_reference(context, entry)
+            counts["fact_top1"] += top1
+            counts["fact_top4"] += top4
+            row = by_difficulty[entry["difficulty"]]
+            row[0] += right
+            row[1] += top1
+            row[2] += 1
+            if args.show and not right and contains_reference(context, entry) and shown < args.show:
+                shown += 1
+                print(f"\nQ: {entry['question']}\n  ref: {entry['answers']}\n  got: {answer.text[:300]}", file=sys.stderr)
+        elif kind == "yes_no":
+            counts["yes_no"] += 1
+            reference = "yes" if sum(normalise(answer).startswith("yes") for answer in entry["answers"]) * 2 >= len(entry["answers"]) else "no"
+            counts["yes_no_verdict"] += answer.verdict is not None
+            counts["yes_no_right"] += answer.verdict == reference
+            counts[f"reference_{reference}"] += 1
+            if args.show and answer.verdict != reference and shown < args.show:
+                shown += 1
+                print(f"\nQ: {entry['question']} (reference {reference}, verdict {answer.verdict})\n  got: {answer.text[:300]}", file=sys.stderr)
+    print(file=sys.stderr)
 
-    with tempfile.TemporaryDirectory() as scratch:
-        workspace = Workspace.init(Path(scratch) / "ws", git=False)
-        for article in articles:
-            shutil.copyfile(article, workspace.sources_dir / f"{article.parent.name}-{article.name}")
-        started = time.perf_counter()
-        ingest_paths(workspace)
-        build_seconds = time.perf_counter() - started
-        store = workspace.store
-        derived: dict[str, set[str]] = {}  # wiki page -> sources it is derived from (summary)
-        citing: dict[str, set[str]] = {}  # wiki page -> sources it cites
-        for document in store.documents(kind="wiki"):
-            targets = {path for kind, path in store.references(document.id) if kind == "cites"}
-            citing[document.path] = targets
-            if document.path.startswith("wiki/summaries/"):
-                derived[document.path] = targets
+    def share(part: str, whole: str) -> str:
+        return f"{counts[part] / max(counts[whole], 1):.3f}"
 
-        backend = ExtractiveBackend()
-        strict_hits = lenient_hits = baseline_hits = selected = cited = 0
-        seconds = []
-        for question, article in questions:
-            began = time.perf_counter()
-            answer = answer_question(workspace, question, backend=backend)
-            seconds.append(time.perf_counter() - began)
-            paths = [item.path for item in answer.selection.items if item.chunk_id is not None]
-            strict_hits += any(path == article or article in derived.get(path, ()) for path in paths)
-            lenient_hits += any(path == article or article in citing.get(path, ()) for path in paths)
-            if answer.selection.items:
-                selected += 1
-                cited += bool(answer.citations) or any(item.kind.startswith("dataset") for item in answer.selection.items)
-            baseline = search(workspace, question, scope="sources", limit=4)
-            baseline_hits += any(hit.path == article for hit in baseline.hits)
-
-    count = len(questions)
-    print(f"corpus: {len(articles)} articles; workspace built (ingest + wiki) in {build_seconds:.1f} s; {count} distinct questions")
-    print(f"{'measure':<62}{'value':>8}")
-    print(f"{'selection holds the article or its summary (strict)':<62}{strict_hits / count:>8.3f}")
-    print(f"{'selection holds the article or any page citing it':<62}{lenient_hits / count:>8.3f}")
-    print(f"{'reference: BM25 top-4 raw source chunks hold the article':<62}{baseline_hits / count:>8.3f}")
-    print(f"{'answers with a citation, when anything was selected':<62}{cited / max(selected, 1):>8.3f}")
-    print(f"{'questions with anything selected':<62}{selected / count:>8.3f}")
+    built = f"built (ingest + wiki) in {build_seconds:.1f} s" if build_seconds is not None else f"reused from {args.cache}"
+    print(f"CMU QA S08: workspace of sets 1-3 {built}; {len(questions)} questions ({counts['answerable']} answerable, {counts['offtopic']} off-topic on set 4)")
+    print(f"{'measure':<66}{'value':>8}")
+    print(f"fact questions ({counts['fact']}): answer / selected context / BM25 top-1 chunk / BM25 top-4 chunks contain a reference answer")
+    print(f"{'  answer (extractive, product)':<66}{share('fact_right', 'fact'):>8}")
+    print(f"{'  selected context':<66}{share('fact_context', 'fact'):>8}")
+    print(f"{'  reference: BM25 top-1 source chunk':<66}{share('fact_top1', 'fact'):>8}")
+    print(f"{'  reference: BM25 top-4 source chunks':<66}{share('fact_top4', 'fact'):>8}")
+    for difficulty, (right, top1, asked) in sorted(by_difficulty.items()):
+        print(f"{f'  difficulty {difficulty} ({asked}): answer / top-1 chunk':<66}{right / asked:>8.3f} {top1 / asked:.3f}")
+    print(f"yes/no questions ({counts['yes_no']}; reference yes {counts['reference_yes']}, no {counts['reference_no']})")
+    print(f"{'  given a yes/no verdict':<66}{share('yes_no_verdict', 'yes_no'):>8}")
+    print(f"{'  verdict matches the reference (of those given)':<66}{share('yes_no_right', 'yes_no_verdict'):>8}")
+    print(f"{'  reference: always yes (share of yes references)':<66}{share('reference_yes', 'yes_no'):>8}")
+    print(f"{'off-topic questions refused (set 4 asked of sets 1-3)':<66}{share('offtopic_refused', 'offtopic'):>8}")
+    print(f"{'answerable questions refused':<66}{share('answerable_refused', 'answerable'):>8}")
+    print(f"{'answers opening with an unresolved pronoun':<66}{counts['pronoun_start']:>8}")
+    print(f"{'citations to source chunks (not wiki pages)':<66}{share('citations_to_sources', 'citations'):>8}")
+    print(f"{'quoted sentences found in the chunk they cite':<66}{share('quotes_found', 'quotes'):>8}")
+    print(f"{'selection holds a chunk of the right article':<66}{share('selection_hit', 'answerable'):>8}")
+    print(f"{'  reference: BM25 top-4 source chunks hold the article':<66}{share('bm25_top4_hit', 'answerable'):>8}")
     seconds.sort()
-    print(f"seconds per question (extractive): median {statistics.median(seconds):.3f}, p95 {seconds[int(len(seconds) * 0.95) - 1]:.3f}")
-    print("targets: hit rate >= 0.90; citations 1.00 when selected; median < 0.5 s")
+    print(f"seconds per question, in-process: median {statistics.median(seconds):.3f}, p95 {seconds[int(len(seconds) * 0.95) - 1]:.3f}")
+    print("targets: fact >= 0.72 and top-1 + 0.05; yes/no verdicts >= 0.90, right >= 0.70; off-topic refused >= 0.90, answerable refused <= 0.05; 0 pronoun starts; median < 0.5 s")
 
 
 if __name__ == "__main__":

@@ -31,13 +31,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.errors import LlmwikiError, WorkspaceError
 from llmwiki.pages import CITATION, cited_chunk_ids, slugify, source_entries, split_frontmatter
-from llmwiki.search import analyze, search
+from llmwiki.questions import content_words, coverage, question_names, rank_sentences, resolve_opening_pronoun, shape
+from llmwiki.search import search
 from llmwiki.select import Selection, read_wiki_page, select
+from llmwiki.verify.facts import name_words, stem, tokens
 from llmwiki.tracing import NULL_TRACER, Tracer
 
 NOTHING_SELECTED = "Nothing in the wiki or the sources matches this question, so there is no answer. "
@@ -52,6 +55,7 @@ class Citation:
     path: str
     page: int
     breadcrumb: str
+    text: str = ""  # the cited chunk's text
 
     @property
     def label(self) -> str:
@@ -69,6 +73,13 @@ class Answer:
     unknown_citations: tuple[int, ...] = ()
     tool_steps: tuple[str, ...] = ()
     standalone_question: str | None = None
+    verdict: str | None = None  # "yes" / "no" when a yes/no question was settled by the sources
+
+    def as_json(self) -> dict:
+        """The answer as plain data (``llmwiki ask --json``)."""
+        return {"question": self.question, "answer": self.text, "verdict": self.verdict, "refused": self.refused,
+                "citations": [{"id": citation.chunk_id, "path": citation.path, "page": citation.page, "text": citation.text} for citation in self.citations],
+                "backend": self.backend, "selection": self.selection.readout}
 
     @property
     def context_chunk_ids(self) -> list[int]:
@@ -149,8 +160,10 @@ def _citations(workspace, text: str, allowed: Sequence[int]) -> tuple[tuple[Cita
     cited = cited_chunk_ids(text)
     allowed_set = set(allowed)
     unknown = tuple(chunk_id for chunk_id in cited if chunk_id not in allowed_set)
-    targets = workspace.store.citation_targets([chunk_id for chunk_id in cited if chunk_id in allowed_set])
-    return tuple(Citation(chunk_id, *targets[chunk_id]) for chunk_id in cited if chunk_id in targets), unknown
+    known = [chunk_id for chunk_id in cited if chunk_id in allowed_set]
+    targets = workspace.store.citation_targets(known)
+    texts = workspace.store.chunk_texts(known) if known else {}
+    return tuple(Citation(chunk_id, *targets[chunk_id], text=texts.get(chunk_id, "")) for chunk_id in cited if chunk_id in targets), unknown
 
 
 def _remove_unknown(text: str, unknown: Sequence[int]) -> str:
@@ -159,42 +172,136 @@ def _remove_unknown(text: str, unknown: Sequence[int]) -> str:
     return text
 
 
-def extractive_answer_text(question_terms: set[str], selection: Selection, stopwords: frozenset[str], *, sentences: int = 3) -> str:
-    """The context's sentences that share most question terms, best first, cited; dataset rows quoted."""
+# The rules below were set on CMU QA S08 (bench/qa.py): the share of a question's content words
+# that the best candidate sentence's passage must hold before anything is answered, and the
+# calibrated verifier score at which a yes/no statement counts as supported.
+MIN_QUESTION_COVERAGE = 0.5
+YES_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    sentence: str
+    chunk_id: int
+    order: int  # the item's place in the selection
+    passage: str  # the chunk's text: what the refusal rule reads
+    referent: str  # the document's title: what an opening pronoun refers to
+
+
+def _candidates(workspace, selection: Selection) -> list[_Candidate]:
+    """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
+    Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview)."""
     from llmwiki.chunking import sentence_spans
 
+    items = [item for item in selection.items if item.chunk_id is not None]
+    sources = [item for item in items if item.kind == "source"]
+    chosen = sources or items
+    titles: dict[str, str] = {}
     candidates = []
-    position = 0
-    for order, item in enumerate(selection.items):
-        if item.chunk_id is None:
-            continue
-        # Wiki text ends each quoted sentence with its citation: split there first.
-        for segment in CITATION.split(item.text):
+    for order, item in enumerate(chosen):
+        if item.path not in titles:
+            document = workspace.store.document_by_path(item.path) if item.path else None
+            titles[item.path] = " ".join(((document.title if document else None) or Path(item.path or "").stem).replace("_", " ").split())
+        passage = " ".join(CITATION.sub("", item.text).split())
+        for segment in CITATION.split(item.text):  # wiki text ends each quoted sentence with its citation: split there first
             if segment.isdigit():
                 continue
             for start, end in sentence_spans(segment):
                 sentence = " ".join(segment[start:end].split())
-                position += 1
                 if len(sentence.split()) < 4 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
                     continue
-                overlap = len(question_terms & set(analyze(sentence, stopwords)))
-                if overlap:
-                    candidates.append((-overlap, order, position, sentence, item.chunk_id))
-    chosen: dict[str, int] = {}
-    for _, _, _, sentence, chunk_id in sorted(candidates):
-        if sentence not in chosen:
-            chosen[sentence] = chunk_id
-        if len(chosen) == sentences:
-            break
-    text = " ".join(f"{sentence} [c{chunk_id}]" for sentence, chunk_id in chosen.items())
+                if len(sentence.split()) > 80 or sum(word[:1].isupper() for word in sentence.split()) > 0.5 * len(sentence.split()):
+                    continue  # a run of names or an infobox read as one sentence, not prose
+                candidates.append(_Candidate(sentence, item.chunk_id, order, passage, titles[item.path]))
+    return candidates
+
+
+@dataclass(frozen=True)
+class ExtractiveReply:
+    text: str
+    verdict: str | None = None  # "yes" / "no" for a yes/no question that the sources settle
+    refused: bool = False  # "the sources do not say": nothing to cite, nothing to save
+
+
+def _quote(candidate: _Candidate) -> str:
+    return f"{resolve_opening_pronoun(candidate.sentence, candidate.referent)} [c{candidate.chunk_id}]"
+
+
+def _does_not_say(question: str, candidates: Sequence[_Candidate]) -> str | None:
+    """Why the selection does not answer the question, or None when it may: every name the question
+    mentions must stand in some selected passage, and one passage must hold enough of its content words."""
+    if not candidates:
+        return "nothing selected holds a sentence to answer with"
+    passages = {candidate.passage for candidate in candidates}
+    held = {stem(word) for passage in passages for word in tokens(passage)}
+    absent = [name for name in question_names(question) if stem(name) not in held]
+    if absent:
+        return f"no selected passage mentions {', '.join(absent)}"
+    best = max(coverage(question, passage) for passage in passages)
+    if best < MIN_QUESTION_COVERAGE:
+        missing = [word for word in content_words(question) if stem(word) not in held]
+        return "no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else "")
+    return None
+
+
+def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str]) -> ExtractiveReply:
+    """Score the statement against the best sentences: yes when one supports it, no when the closest
+    one opposes it (a fact absent or opposed, or contradiction), else unsettled; each quoting its sentence."""
+    from llmwiki.verify.calibrate import load_calibration, sentence_features
+    from llmwiki.verify.facts import check_facts
+
+    calibration = load_calibration(verifier.name)
+    probabilities = verifier.score([candidate.sentence for candidate in ranked], [statement] * len(ranked))
+    judged = []
+    for candidate, row in zip(ranked, probabilities):
+        check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
+        judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate))
+    best = max(judged, key=lambda item: item[0])
+    if best[0] >= YES_THRESHOLD:
+        return ExtractiveReply(f"Yes — {_quote(best[3])}", verdict="yes")
+    closest = max(judged, key=lambda item: item[2].coverage)
+    if closest[2].failed or closest[1] >= 0.5:
+        why = closest[2].reason() or "the passage contradicts it"
+        return ExtractiveReply(f"No — {_quote(closest[3])} ({why})", verdict="no")
+    return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
+
+
+def extractive_answer(workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None) -> ExtractiveReply:
+    """The extractive backend's answer: the sentence that answers the question first, cited; a verdict
+    for yes/no questions; "the sources do not say" when the selection does not match the question.
+
+    Dataset rows named by the question are quoted as they are; a question about the wiki as a whole
+    gets its overview and index.
+    """
     tables = [item for item in selection.items if item.kind in ("dataset", "dataset_keys")]
-    for item in tables:
-        text += f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}"
-    if not text.strip():
+    table_text = "".join(f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}" for item in tables)
+    candidates = _candidates(workspace, selection)
+    question_shape = shape(question)
+    if not candidates:
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
-        if collection:
-            text = "\n\n".join(item.text for item in collection)
-    return text.strip()
+        if collection or tables:
+            return ExtractiveReply(("\n\n".join(item.text for item in collection) + table_text).strip())
+    reason = _does_not_say(question, candidates)
+    if reason is not None:
+        if tables:
+            return ExtractiveReply(table_text.strip())
+        return ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
+    priors = [0.05 / (1 + candidate.order) for candidate in candidates]
+    asked = question_shape.statement or question
+    ranked = [candidates[index] for _, index in rank_sentences(asked, [candidate.sentence for candidate in candidates], question_shape=question_shape,
+                                                               priors=priors, subjects=[candidate.referent for candidate in candidates])]
+    if question_shape.yes_no:
+        names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
+        reply = _yes_no(question_shape.statement or question, ranked[:4], verifier or workspace.verifier(), names=names)
+        return ExtractiveReply(reply.text + table_text, verdict=reply.verdict)
+    count = max(sentences, 3) if question_shape.wants_more else sentences
+    chosen: list[_Candidate] = []
+    for candidate in ranked:
+        if all(candidate.sentence != other.sentence for other in chosen):
+            chosen.append(candidate)
+        if len(chosen) == count:
+            break
+    return ExtractiveReply((" ".join(_quote(candidate) for candidate in chosen) + table_text).strip())
 
 
 def _context_block(selection: Selection) -> str:
@@ -217,8 +324,11 @@ def answer_question(
     conversation: Conversation | None = None,
     on_token: Callable[[str], None] | None = None,
     tracer: Tracer | None = None,
+    verifier=None,
 ) -> Answer:
-    """Select context for a question and answer it with the configured backend."""
+    """Select context for a question and answer it with the configured backend.
+
+    verifier: what settles yes/no questions for the extractive backend (default: the workspace's)."""
     backend = backend or workspace.backend()
     tracer = tracer or workspace.tracer()
     settings = workspace.config.chat
@@ -233,10 +343,14 @@ def answer_question(
             return Answer(question=question, text=selection.refused, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         if selection.empty:
             return Answer(question=question, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
+        verdict = None
         if not backend.generates:
-            text = extractive_answer_text(set(analyze(selection.query or standalone, stopwords)), selection, stopwords, sentences=settings.answer_sentences)
-            if not text:
-                text = NOT_SUPPORTED
+            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier)
+            text, verdict = reply.text or NOT_SUPPORTED, reply.verdict
+            if reply.refused or not reply.text:
+                if on_token is not None:
+                    on_token(text)
+                return Answer(question=question, text=text, selection=selection, backend=backend.name, refused=True, standalone_question=standalone if standalone != question else None)
             if on_token is not None:
                 on_token(text)
         else:
@@ -251,7 +365,7 @@ def answer_question(
             text = completion.text.strip() or NOT_SUPPORTED
         citations, unknown = _citations(workspace, text, selection.chunk_ids)
         text = _remove_unknown(text, unknown)
-        return Answer(question=question, text=text, selection=selection, citations=citations, backend=backend.name,
+        return Answer(question=question, text=text, selection=selection, citations=citations, backend=backend.name, verdict=verdict,
                       unknown_citations=unknown, standalone_question=standalone if standalone != question else None)
 
 
@@ -363,7 +477,9 @@ def save_answer(workspace, answer: Answer, *, title: str | None = None) -> tuple
     """Write the answer as wiki/answers/<slug>.md (merged into an existing one); returns (path, commit)."""
     from llmwiki.generate import ANSWERS, _with_citations, join_sections, publish, split_sections
 
-    if answer.refused or not answer.citations:
+    if answer.refused:
+        raise LlmwikiError(f"a refusal cannot be saved as a page ({answer.text.strip()[:160]}): there is nothing cited to keep. Ask a question the sources answer.")
+    if not answer.citations:
         raise LlmwikiError("only an answer with at least one citation can be saved as a page; ask again until the answer cites its sources.")
     title = (title or answer.question).strip().rstrip("?").strip() or "Answer"
     relative = f"{ANSWERS}/{slugify(title)}.md"

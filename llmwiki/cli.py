@@ -126,43 +126,72 @@ def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: b
 
 
 @cli.command()
-@click.argument("question")
+@click.argument("question", required=False)
 @workspace_option
 @click.option("--open", "open_page", default=None, help="A wiki page open beside the question (its text comes first).")
 @click.option("--agentic", is_flag=True, help="Let the model search and read with tools (needs [llm] backend = \"openai\").")
 @click.option("--stream", is_flag=True, help="Agentic: show tokens as they come instead of holding the answer (strict) until the run ends.")
 @click.option("--save", is_flag=True, help="Save the answer as a wiki page (wiki/answers/).")
-def ask(question: str, workspace_path: str | None, open_page: str | None, agentic: bool, stream: bool, save: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as one JSON object (question, answer, verdict, refused, citations).")
+@click.option("--batch", "batch_file", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Answer one question per line of FILE ('-' for standard input), in order; with --json one object per line.")
+def ask(question: str | None, workspace_path: str | None, open_page: str | None, agentic: bool, stream: bool, save: bool, as_json: bool, batch_file: str | None) -> None:
     """Answer a question from the wiki (or the sources) with citations."""
     from llmwiki.answer import agentic_answer, answer_question, save_answer
 
+    if (question is None) == (batch_file is None):
+        raise click.UsageError("give one QUESTION, or --batch FILE with one question per line")
     workspace = _workspace(workspace_path)
     backend = workspace.backend()
+    if batch_file is not None:
+        if save or agentic:
+            raise click.UsageError("--batch answers questions as they are; it does not save them or run tools (ask them one at a time for that)")
+        with click.open_file(batch_file, encoding="utf-8", errors="replace") as lines:
+            questions = [line.strip() for line in lines if line.strip()]
+        verifier = workspace.verifier()  # loaded once for the whole batch
+        for number, item in enumerate(questions, start=1):
+            errors.print(f"{number}/{len(questions)} {item}", highlight=False, markup=False)  # progress on stderr; stdout stays one answer a line
+            answer = answer_question(workspace, item, open_page=open_page, backend=backend, verifier=verifier)
+            if as_json:
+                click.echo(json.dumps(answer.as_json(), ensure_ascii=False))
+            else:
+                console.print(f"Q: {item}\n{answer.text}\n", highlight=False, markup=False)
+        return
     streamed = []
 
     def on_token(token: str) -> None:
         streamed.append(token)
         click.echo(token, nl=False)
 
+    quiet = on_token if not as_json else None
     if agentic:
-        answer = agentic_answer(workspace, question, backend=backend, strict=not stream, on_token=on_token, tracer=workspace.tracer())
-        for step in answer.tool_steps:
-            console.print(f"[dim]tool: {step}[/dim]", highlight=False)
+        answer = agentic_answer(workspace, question, backend=backend, strict=not stream, on_token=quiet, tracer=workspace.tracer())
     else:
-        answer = answer_question(workspace, question, open_page=open_page, backend=backend, on_token=on_token if backend.generates else None)
+        answer = answer_question(workspace, question, open_page=open_page, backend=backend, on_token=quiet if backend.generates else None)
+    saved = None
+    if save:
+        if answer.refused:
+            raise click.ClickException(f"not saved: the answer is a refusal ({answer.text}); there is nothing cited to keep as a page.")
+        saved = save_answer(workspace, answer)
+    if as_json:
+        click.echo(json.dumps(answer.as_json() | ({"saved_as": saved[0]} if saved else {}), ensure_ascii=False))
+        return
+    for step in answer.tool_steps:
+        console.print(f"[dim]tool: {step}[/dim]", highlight=False)
+    if not agentic:
         console.print(f"[dim]{answer.selection.readout}[/dim]", highlight=False)
     if streamed:
         click.echo()
     else:
-        console.print(answer.text, highlight=False, markup=False)
+        console.print(("Refused: " if answer.refused else "") + answer.text, highlight=False, markup=False)
     if answer.citations:
         console.print("\nCitations:")
         for citation in answer.citations:
             console.print(f"  [c{citation.chunk_id}] {citation.label}", highlight=False, markup=False)
     if answer.unknown_citations:
         console.print(f"  ({len(answer.unknown_citations)} citation(s) of passages that were not given were removed)")
-    if save:
-        path, commit = save_answer(workspace, answer)
+    if saved:
+        path, commit = saved
         console.print(f"Saved as {path}" + (f" (commit {commit[:10]})" if commit else ""))
 
 

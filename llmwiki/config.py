@@ -85,7 +85,7 @@ class ChatConfig(_Section):
     blacklist: tuple[str, ...] = ()  # off-limits topics: refused before any search or model call
     history_messages: int = Field(6, ge=0, le=50)  # earlier messages a model sees
     max_tool_steps: int = Field(6, ge=1, le=30)  # agentic chat: tool rounds before it must answer
-    answer_sentences: int = Field(3, ge=1, le=10)  # extractive answers
+    answer_sentences: int = Field(2, ge=1, le=10)  # extractive answers (more when the question asks to list, describe or explain)
 
 
 class TracingConfig(_Section):
@@ -172,7 +172,7 @@ concepts_per_source = 5
 blacklist = []         # off-limits topics, e.g. ["salary", "medical record"]: refused before any model call
 history_messages = 6   # earlier messages a model sees in follow-ups
 max_tool_steps = 6     # agentic chat: tool rounds before it must answer
-answer_sentences = 3   # sentences in an extractive answer
+answer_sentences = 2   # sentences in an extractive answer (more when the question asks to list, describe or explain)
 
 [tracing]
 enabled = true

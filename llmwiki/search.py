@@ -78,6 +78,7 @@ class SearchResult:
     total_count: int = 0
     widened: bool = False
     ranking: Literal["bm25", "hybrid"] = "bm25"
+    filled: int = 0  # places after the all-term matches filled by the best chunks holding some of the terms
 
     @property
     def case(self) -> Literal["no_terms", "no_match", "matched"]:
@@ -101,9 +102,10 @@ class SearchResult:
             else ("all terms matched: " if len(self.terms) > 1 else "")
         )
         ranked = " (ranked by BM25 and embedding similarity)" if self.ranking == "hybrid" else ""
+        fill = f", then {self.filled} with some of the terms" if self.filled else ""
         return (
             f"Searched {where} for {terms}; {how}{self.matched_count} of {self.total_count} chunks matched, "
-            f"{len(self.hits)} shown{ranked}."
+            f"{len(self.hits)} shown{fill}{ranked}."
         )
 
 
@@ -383,7 +385,14 @@ class SearchIndex:
         selected = mask & (matched > 0) if widened else strict
         matched_count = int(selected.sum())
         positions = np.flatnonzero(selected)
-        lexical = positions[_top(scores[positions], max(limit, FUSION_DEPTH) if embedder else limit)]
+        depth = max(limit, FUSION_DEPTH) if embedder else limit
+        lexical = positions[_top(scores[positions], depth)]
+        filled = 0
+        if mode == "auto" and not widened and len(lexical) < depth:  # all-term matches first, then the best of the rest fill the places
+            rest = np.flatnonzero(mask & (matched > 0) & ~strict)
+            extra = rest[_top(scores[rest], depth - len(lexical))]
+            filled = len(extra)
+            lexical = np.concatenate([lexical, extra])
         hybrid = embedder is not None and snapshot.vectors is not None and bool((mask & snapshot.has_vector).any())
         if hybrid:
             query_vector = embedder.encode([query[:MAX_QUERY_CHARS]])[0]
@@ -404,6 +413,7 @@ class SearchIndex:
             total_count=total_count,
             widened=widened and len(terms) > 1 and mode == "auto" and matched_count > 0,
             ranking="hybrid" if hybrid else "bm25",
+            filled=min(filled, max(limit - int(strict.sum()), 0)) if not hybrid else 0,
         )
 
 

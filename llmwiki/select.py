@@ -15,7 +15,10 @@ Rules, in order:
    chunks are added after the wiki's, since a wiki quotes only part of each
    source (on CMU QA this lifted the article hit rate from 0.89 to 0.95).
    Aliases and concept names found in the question add the concept's name to
-   the query, so an alias finds its concept page.
+   the query, so an alias finds its concept page. The source chunks that the
+   selected wiki chunks cite are added after them (at most twice
+   ``source_chunks``), and a saved answer page gives way to the chunks it
+   cites: answers cite sources, never only an earlier answer.
 6. A question naming a dataset key gets that key's rows; one naming only a
    category gets the list of its keys. Bad dataset files are skipped and
    named in the notes.
@@ -30,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llmwiki.pages import split_frontmatter, strip_citation_definitions
+from llmwiki.pages import cited_chunk_ids, split_frontmatter, strip_citation_definitions
 from llmwiki.search import SearchResult, search
 
 MAX_DATASET_ROWS = 50
@@ -39,7 +42,8 @@ _COLLECTION = re.compile(
     r"|(?:summar(?:y|ise|ize)|overview) of (?:the|this) (?:wiki|collection)|what do(?:es)? (?:you|the wiki|this wiki) (?:know|cover|contain))",
     re.IGNORECASE,
 )
-_WIKI_WORDS = re.compile(r"\b(wiki|collection|knowledge base|these (?:documents|sources)|your sources)\b", re.IGNORECASE)
+# "this collection", not "a collection of poems": the question must point at the wiki itself.
+_WIKI_WORDS = re.compile(r"\b(wiki|(?:this|your|our) (?:collection|knowledge base)|these (?:documents|sources)|your sources)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,10 @@ def select(workspace, question: str, *, open_page: str | None = None) -> Selecti
                 ContextItem(kind="wiki" if hit.kind == "wiki" else "source", label=hit.label, text=_strip_page(hit_text(workspace, hit.chunk_id)),
                             chunk_id=hit.chunk_id, path=hit.path, page=hit.page, breadcrumb=hit.breadcrumb, stale=hit.stale)
             )
+        followed = _follow_citations(workspace, items, limit=retrieval.source_chunks * 2)
+        if followed:
+            items = [item for item in items if not (item.kind == "wiki" and (item.path or "").startswith("wiki/answers/"))] + followed
+            notes.append(f"The selected wiki chunks cite {len(followed)} source chunks; they were added, so answers cite sources, not pages.")
     dataset_items, dataset_notes = _dataset_items(workspace, question)
     items.extend(dataset_items)
     notes.extend(dataset_notes)
@@ -251,6 +259,28 @@ def select(workspace, question: str, *, open_page: str | None = None) -> Selecti
         seen.add(key)
         unique.append(item)
     return Selection(question=question, items=tuple(unique), search=search_result, searched_scope=scope_used, query=query, notes=tuple(notes))
+
+
+def _follow_citations(workspace, items: list[ContextItem], *, limit: int) -> list[ContextItem]:
+    """The source chunks that the selected wiki chunks cite, in the wiki chunks' order, at most limit new ones.
+
+    A wiki page quotes its sources; an answer should cite those, not the page,
+    and a saved answer must never be the only evidence for a new one.
+    """
+    present = {item.chunk_id for item in items}
+    wanted: list[int] = []
+    for item in items:
+        if item.kind == "wiki" and item.chunk_id is not None:
+            for chunk_id in cited_chunk_ids(hit_text(workspace, item.chunk_id)):
+                if chunk_id not in present and chunk_id not in wanted:
+                    wanted.append(chunk_id)
+    if not wanted:
+        return []
+    targets = workspace.store.citation_targets(wanted)
+    sources = [chunk_id for chunk_id in wanted if chunk_id in targets and targets[chunk_id][0].startswith("sources/")][:limit]
+    texts = workspace.store.chunk_texts(sources)
+    return [ContextItem(kind="source", label=f"{targets[chunk_id][0]} p.{targets[chunk_id][1]} (cited by the wiki)", text=texts.get(chunk_id, ""),
+                        chunk_id=chunk_id, path=targets[chunk_id][0], page=targets[chunk_id][1]) for chunk_id in sources]
 
 
 def hit_text(workspace, chunk_id: int) -> str:

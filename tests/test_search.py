@@ -37,12 +37,15 @@ def paths(result) -> list[str]:
     return [hit.path for hit in result.hits]
 
 
-def test_strict_search_requires_every_term(corpus):
+def test_all_term_matches_rank_first_and_the_rest_fill_the_places(corpus):
     result = search(corpus, "otters urchins kelp")
     assert result.case == "matched" and not result.widened
-    assert set(paths(result)) == {"sources/otters.md", "sources/kelp.md"}
-    assert result.matched_count == 2
-    assert "all terms matched" in result.readout
+    assert set(paths(result)[:2]) == {"sources/otters.md", "sources/kelp.md"}  # every term: first
+    assert result.matched_count == 2 and result.filled == len(result.hits) - 2 > 0
+    assert "sources/volta.md" not in paths(result)  # no query term: never a filler
+    assert "all terms matched: 2 of" in result.readout and f"then {result.filled} with some of the terms" in result.readout
+    strict = search(corpus, "otters urchins kelp", mode="all")  # mode="all" never fills
+    assert set(paths(strict)) == {"sources/otters.md", "sources/kelp.md"} and strict.filled == 0
 
 
 def test_search_widens_to_any_term_and_says_so(corpus):

@@ -7,7 +7,8 @@ that the sentence is supported, fitted by ``bench/verify.py --fit`` on
 changed-fact claims the project makes from CMU QA S08 articles (sets 1-2;
 sets 3-4 and WiCE are left for measuring) and kept per verifier in
 ``calibration.json``. The NLI probability's weight is kept non-negative, so
-the score rises with it: a threshold on the score means what it says.
+the score rises with it: a threshold on the score means what it says; likewise
+coverage only raises it, contradiction and failed facts only lower it (SIGNS).
 
 Whatever the probabilities, a sentence with an asserted fact absent from,
 or opposed by, its evidence is not supported: its score is held to at most
@@ -80,18 +81,24 @@ def load_calibration(model: str, path: Path = CALIBRATION_FILE) -> Calibration |
     return Uncalibrated(model)
 
 
-def fit(rows: np.ndarray, labels: np.ndarray, *, model: str, l2: float = 1.0, iterations: int = 50) -> Calibration:
-    """Logistic regression by Newton's method with an L2 penalty, the NLI weight held >= 0."""
+# The direction each feature may push the score: more entailment or coverage never lowers it,
+# contradiction or a failed fact never raises it. The fit is held to these signs.
+SIGNS = (1, -1, -1, -1, -1, -1, 1)
+
+
+def fit(rows: np.ndarray, labels: np.ndarray, *, model: str, l2: float = 1.0, iterations: int = 100) -> Calibration:
+    """Logistic regression by projected Newton steps with an L2 penalty, each weight held to its sign in SIGNS."""
     design = np.hstack([rows, np.ones((len(rows), 1))])
     weights = np.zeros(design.shape[1])
     penalty = np.full(design.shape[1], l2)
     penalty[-1] = 0.0
     for _ in range(iterations):
-        predicted = 1.0 / (1.0 + np.exp(-design @ weights))
+        predicted = 1.0 / (1.0 + np.exp(-np.clip(design @ weights, -50, 50)))
         gradient = design.T @ (predicted - labels) + penalty * weights
         hessian = (design * (predicted * (1 - predicted))[:, None]).T @ design + np.diag(penalty + 1e-9)
         weights -= np.linalg.solve(hessian, gradient)
-        weights[0] = max(weights[0], 0.0)
+        for index, sign in enumerate(SIGNS):
+            weights[index] = max(weights[index] * sign, 0.0) * sign
     return Calibration(model, tuple(float(value) for value in weights[:-1]), float(weights[-1]))
 
 

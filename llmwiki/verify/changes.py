@@ -8,7 +8,10 @@ FactCC-style: take sentences of an article and make
 - false sentences with one factual change: a name swapped for another name
   from the same article ("name"), a number or year changed ("number"), a
   negation inserted ("negation"), a word replaced by its WordNet antonym
-  ("opposite"), he/she or his/her swapped ("pronoun").
+  ("opposite"), he/she or his/her swapped ("pronoun");
+- false sentences the article does not hold at all ("unsupported"): a
+  sentence of another article with no name or number in it, which only the
+  model's judgement and the shared wording can reject.
 
 Half of the false sentences are also lightly reworded, as an LLM would write
 them. Everything is seeded, so a set is the same on every run.
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from llmwiki.verify.facts import STOPWORDS, name_words, tokens
 from llmwiki.verify.lexicon import Lexicon
 
-CHANGE_TYPES = ("name", "number", "opposite", "negation", "pronoun")
+CHANGE_TYPES = ("name", "number", "opposite", "negation", "pronoun", "unsupported")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _AUXILIARIES = re.compile(r"\b(is|was|are|were|has|had|have|can|could|will|would|should|may|might|must)\b")
 _PRONOUN_SWAPS = {"he": "she", "she": "he", "his": "her", "her": "his", "him": "her"}
@@ -127,8 +130,15 @@ def change(sentence: str, kind: str, *, names: list[str], lexicon: Lexicon | Non
     raise ValueError(f"unknown change type {kind!r}; use one of {', '.join(CHANGE_TYPES)}")
 
 
-def make_claims(article: str, text: str, *, title: str, lexicon: Lexicon | None, per_article: int = 12, seed: int = 0) -> list[Claim]:
-    """True rewordings and one-change false sentences from one article, about per_article of each."""
+def plain_sentences(text: str) -> list[str]:
+    """Sentences with no name or number past their first word: the pool of "unsupported" claims."""
+    return [sentence for sentence in article_sentences(text)
+            if not any(word[:1].isupper() or word[:1].isdigit() for word in tokens(sentence)[1:])]
+
+
+def make_claims(article: str, text: str, *, title: str, lexicon: Lexicon | None, per_article: int = 12, seed: int = 0,
+                foreign: list[str] = ()) -> list[Claim]:
+    """True rewordings and false sentences (one fact changed; a few from foreign, other articles' plain sentences)."""
     rng = random.Random(f"{seed}:{article}")
     sentences = article_sentences(text)
     rng.shuffle(sentences)
@@ -140,7 +150,10 @@ def make_claims(article: str, text: str, *, title: str, lexicon: Lexicon | None,
         if reworded != sentence:
             claims.append(Claim(reworded, 1, "reworded", sentence, article))
             true_count += 1
-    kinds = list(CHANGE_TYPES)
+    if foreign:
+        for sentence in rng.sample(list(foreign), min(2, len(foreign))):
+            claims.append(Claim(sentence, 0, "unsupported", sentence, article))
+    kinds = [kind for kind in CHANGE_TYPES if kind != "unsupported"]
     for index, sentence in enumerate(sentences[per_article:] + sentences[:per_article]):
         if sum(claim.label == 0 for claim in claims) >= max(true_count, per_article):
             break

@@ -90,6 +90,11 @@ def _number(token: str) -> str | None:
     return digits
 
 
+def _countable(word: str) -> bool:
+    """A number or ordinal, "first" and "one" included (in the same slot they state a count or a rank)."""
+    return _number(word) is not None or word.lower() in ("first", "one", "last")
+
+
 def numbers(words: Sequence[str]) -> dict[str, str]:
     """The numbers a token list states: {normalised value: as written}; a number followed by a scale word is multiplied out."""
     found: dict[str, str] = {}
@@ -125,9 +130,10 @@ def _content(words: Sequence[str]) -> list[str]:
 
 
 def _negated(words: Sequence[str], near: set[str]) -> bool:
-    """Whether a negation stands within three words of a word whose stem is in near (what both sides say)."""
+    """Whether a negation governs something both sides say: one of the three words after it
+    (its scope: "never accepted the offer") has its stem in near."""
     for index, word in enumerate(words):
-        if word.lower() in NEGATIONS and any(stem(other) in near for other in words[max(0, index - 3): index + 4] if other.lower() not in NEGATIONS):
+        if word.lower() in NEGATIONS and any(stem(other) in near for other in words[index + 1: index + 4] if other.lower() not in STOPWORDS):
             return True
     return False
 
@@ -240,6 +246,10 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     before = context.split(anchor[:40])[0] if context and anchor[:40] in context else context
     earlier = {stem(word) for word in tokens(before)}
     substituted = _substitutions(claim_words, anchor_words)
+    for index, other in substituted.items():  # "the first President" where the evidence says "the sixteenth President"
+        word = claim_words[index]
+        if _countable(word) and _countable(other) and (_number(word) != _number(other) or _number(word) is None) and word not in missing_numbers:
+            missing_numbers += (word,)
     missing_names = tuple(dict.fromkeys(
         name for index, name in claim_names
         if (stem(name) not in anchor_stems and not (refers_back and stem(name) in earlier)) or index in substituted

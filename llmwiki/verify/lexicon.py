@@ -142,7 +142,7 @@ def write_table(lexicon: Lexicon, path: Path = TABLE) -> int:
 class Opposites(Lexicon):
     """Antonyms and base forms from the shipped table (see write_table), without reading WordNet."""
 
-    def __init__(self, path: Path = TABLE) -> None:  # noqa: super().__init__ reads WordNet; this reads the table
+    def __init__(self, path: Path = TABLE) -> None:  # not super().__init__: that reads WordNet, this the table
         self.antonyms, self.synonyms, self.exceptions = {}, {}, {}
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line or line.startswith("#"):

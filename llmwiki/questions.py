@@ -1,0 +1,226 @@
+"""What a question asks for, and which sentence answers it. Pure: text in, text out.
+
+An extractive answer is only as good as the sentence it puts first. Sharing
+the question's words is not enough: "What was the name of James Watt's
+mother?" shares "James Watt" with every sentence of his article. So each
+candidate sentence is ranked by
+
+- the question's content words it holds, weighted by how rare each is among
+  the candidates (a word every candidate holds says nothing), and
+- whether it holds what the question asks for, and that the question does
+  not already say: a year or date for "when", a number for "how many/much",
+  a name for "who" and "where", the head noun for "what/which X" (a
+  "what color" question wants a sentence with a colour word in it).
+
+Yes/no questions ("Was Lincoln the sixteenth President?") are turned into
+the statement they ask about ("Lincoln was the sixteenth President") so the
+verifier can score it against the best sentences (``answer``).
+
+A sentence that opens with a pronoun ("He won the 1903 Nobel Prize") is
+handed to the reader with its referent in brackets ("[Henri Becquerel] won
+the 1903 Nobel Prize"): the quotation stays verbatim but for the bracket,
+as in any edited quotation, and ``unbracket`` gives back the words quoted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from llmwiki.verify.facts import NEGATIONS, STOPWORDS, stem, tokens
+
+AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would",
+                         "should", "shall", "may", "might", "must"})
+_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your", "some", "any", "all", "each", "every"})
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_DATE = re.compile(rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({_MONTHS})\b|\b(century|centuries|decade)\b", re.IGNORECASE)
+_QUANTITY = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|several)\b", re.IGNORECASE)
+_ASKS_MORE = re.compile(r"\b(list|describe|explain|why|how does|how did|how do|what are the|what were the|name the)\b", re.IGNORECASE)
+OPENING_PRONOUNS = {"he": "", "she": "", "it": "", "they": "", "this": "", "these": "", "his": "'s", "her": "'s", "its": "'s", "their": "'s"}
+_BRACKET = re.compile(r"\[([^\]\[]+?)\](?!\(|:|\[)")
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    """What kind of answer a question wants."""
+
+    kind: str  # yes_no | who | when | where | how_many | how_much | what | which | why | how | other
+    statement: str | None = None  # yes/no: the statement the question asks about
+    focus: tuple[str, ...] = ()  # what/which: the head noun's stems ("what color" -> ("color",))
+    names: tuple[str, ...] = ()  # the names the question mentions, as written
+    wants_more: bool = False  # "list", "describe", "why": more than a sentence or two
+
+    @property
+    def yes_no(self) -> bool:
+        return self.kind == "yes_no"
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a text that carry content: no stopwords, no auxiliaries, no question words."""
+    return [word for word in tokens(text) if word.lower() not in STOPWORDS and word.lower() not in AUXILIARIES and len(word) > 1]
+
+
+def question_names(question: str) -> tuple[str, ...]:
+    """Capitalised words past the question's first word: the names it mentions."""
+    words = tokens(question)
+    return tuple(dict.fromkeys(word for word in words[1:] if word[:1].isupper() and word.lower() not in STOPWORDS and word.lower() not in AUXILIARIES))
+
+
+def to_statement(question: str) -> str:
+    """The statement a yes/no question asks about: "Was Lincoln the 16th President?" -> "Lincoln was the 16th President."
+
+    The auxiliary moves behind the subject: a run of capitalised words, or a
+    determiner and the words up to the next verb-like word; "did/does/do" are
+    dropped ("Did Lincoln sign the Act?" -> "Lincoln sign the Act."). Word
+    order matters to the NLI model only; the fact checks read names, numbers
+    and negations wherever they stand.
+    """
+    words = re.sub(r"^(is|was) it (true|the case|correct) that\s+", "", question.strip(), flags=re.IGNORECASE).rstrip("?").split()
+    if words and words[0].lower() not in AUXILIARIES:  # "Is it true that otters eat urchins?" asks "Otters eat urchins."
+        sentence = " ".join(words)
+        return sentence[:1].upper() + sentence[1:] + "."
+    if not words:
+        return question.strip().rstrip("?") + "."
+    auxiliary, rest = words[0].lower(), words[1:]
+    if rest[:1] and rest[0].lower() in NEGATIONS:  # "Isn't", "Wasn't" were split by tokens(); "Is not X" keeps "not" with the verb
+        auxiliary, rest = f"{auxiliary} not", rest[1:]
+    end = 0
+    if rest and rest[0].lower() in ("there", "it"):
+        end = 1
+    elif rest and rest[0][:1].isupper():
+        while end < len(rest) and (rest[end][:1].isupper() or rest[end].lower() in ("of", "de", "von", "van", "the") and end + 1 < len(rest) and rest[end + 1][:1].isupper()):
+            end += 1
+    elif rest and rest[0].lower() in _DETERMINERS:
+        end = 1
+        while end < len(rest) and end < 4 and not rest[end].lower().endswith(("ed", "ing")) and rest[end].lower() not in AUXILIARIES and rest[end].lower() not in ("a", "an", "the", "in", "on", "at", "of", "to", "by", "for", "with"):
+            end += 1
+    else:
+        end = 1
+    subject, remainder = rest[:end], rest[end:]
+    verb = [] if auxiliary in ("do", "does", "did") else [auxiliary]
+    sentence = " ".join(subject + verb + remainder)
+    return sentence[:1].upper() + sentence[1:] + "."
+
+
+def shape(question: str) -> QuestionShape:
+    """Classify a question by what it asks for."""
+    text = " ".join(question.split())
+    lowered = text.lower()
+    words = lowered.rstrip("?").split()
+    names = question_names(text)
+    wants_more = bool(_ASKS_MORE.search(text))
+    if not words:
+        return QuestionShape("other")
+    first = words[0]
+    if first in AUXILIARIES and " or " not in lowered:
+        return QuestionShape("yes_no", statement=to_statement(text), names=names)
+    if "how many" in lowered:
+        return QuestionShape("how_many", names=names, wants_more=wants_more)
+    if re.search(r"\bhow (much|long|old|far|tall|large|big|high|heavy)\b", lowered):
+        return QuestionShape("how_much", names=names, wants_more=wants_more)
+    if re.search(r"\b(when|what year|which year|what date|what century|what decade)\b", lowered):
+        return QuestionShape("when", names=names, wants_more=wants_more)
+    if re.search(r"\bwho(m|se)?\b", lowered):
+        return QuestionShape("who", names=names, wants_more=wants_more)
+    if re.search(r"\bwhere\b", lowered):
+        return QuestionShape("where", names=names, wants_more=wants_more)
+    if re.search(r"\bwhy\b", lowered):
+        return QuestionShape("why", names=names, wants_more=True)
+    match = re.search(r"\b(what|which)\b", lowered)
+    if match:
+        head = None  # "what was the name of James Watt's mother" -> mother; "what color are ..." -> color
+        for word in text[match.end():].rstrip("?").split():
+            bare = word.strip(",.;:'\"")
+            if bare.lower() in AUXILIARIES or bare.lower() in _DETERMINERS or bare.lower() in ("name", "names", "kind", "type", "sort", "form", "of") or bare[:1].isupper() or bare.endswith(("'s", "’s")):
+                continue
+            if bare.lower() not in STOPWORDS:
+                head = bare.lower()
+            break
+        return QuestionShape(match.group(1), focus=(stem(head),) if head else (), names=names, wants_more=wants_more)
+    if re.search(r"\bhow\b", lowered):
+        return QuestionShape("how", names=names, wants_more=True)
+    return QuestionShape("other", names=names, wants_more=wants_more)
+
+
+def _has_answer_type(kind: str, sentence: str, question_stems: set[str], focus: Sequence[str]) -> bool:
+    """Whether the sentence holds something of the kind asked for that the question does not already say."""
+    new_words = [word for word in tokens(sentence) if stem(word) not in question_stems]
+    new_text = " ".join(new_words)
+    if kind == "when":
+        return bool(_DATE.search(new_text))
+    if kind in ("how_many", "how_much"):
+        return bool(_QUANTITY.search(new_text))
+    if kind in ("who", "where"):
+        return any(word[:1].isupper() and len(word) > 1 and word.lower() not in STOPWORDS for word in new_words[1:])
+    if kind in ("what", "which") and focus:
+        return bool(set(focus) & {stem(word) for word in tokens(sentence)})
+    return False
+
+
+def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: QuestionShape | None = None, priors: Sequence[float] | None = None,
+                   subjects: Sequence[str] | None = None) -> list[tuple[float, int]]:
+    """(score, index) of each candidate sentence, best first.
+
+    score = question words held (IDF over the candidates, as a share of the
+    question's total; a name the question mentions weighs at least as much
+    as its rarest other word, since every sentence of the right article
+    holds it and it still decides between articles) + 0.35 when it holds
+    the kind of thing asked for + a small prior (the selector's order).
+    subjects: per candidate, its document's title: the names there count as
+    held, since a sentence is about its article's subject even when it says
+    "he".
+    """
+    question_shape = question_shape or shape(question)
+    question_stems = {stem(word) for word in content_words(question)}
+    name_stems = {stem(name) for name in question_shape.names} & question_stems
+    sentence_stems = [{stem(word) for word in tokens(sentence)} for sentence in candidates]
+    subject_stems = [{stem(word) for word in tokens(subject)} & name_stems for subject in subjects] if subjects is not None else [set()] * len(candidates)
+    count = len(candidates)
+    weights = {term: math.log(1 + count / (1 + sum(term in held for held in sentence_stems))) for term in question_stems}
+    rarest = max((weight for term, weight in weights.items() if term not in name_stems), default=1.0)
+    weights.update({term: max(weights[term], rarest) for term in name_stems})
+    total = sum(weights.values()) or 1.0
+    ranked = []
+    for index, held in enumerate(sentence_stems):
+        held = held | subject_stems[index]
+        overlap = sum(weight for term, weight in weights.items() if term in held) / total
+        typed = 0.35 if overlap > 0 and _has_answer_type(question_shape.kind, candidates[index], question_stems, question_shape.focus) else 0.0
+        prior = priors[index] if priors is not None else 0.0
+        ranked.append((overlap + typed + prior, index))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    return ranked
+
+
+def coverage(question: str, text: str) -> float:
+    """The share of the question's content words (by stem) that the text holds."""
+    stems = {stem(word) for word in content_words(question)}
+    if not stems:
+        return 0.0
+    held = {stem(word) for word in tokens(text)}
+    return len(stems & held) / len(stems)
+
+
+def resolve_opening_pronoun(sentence: str, referent: str) -> str:
+    """"He won ..." -> "[Henri Becquerel] won ..."; "His father ..." -> "[Henri Becquerel's] father ..."; else unchanged."""
+    match = re.match(r"^([A-Z][a-z]*)\b", sentence)
+    if match is None or not referent:
+        return sentence
+    pronoun = match.group(1).lower()
+    if pronoun not in OPENING_PRONOUNS:
+        return sentence
+    if pronoun in ("this", "these") and len(sentence.split()) > 1 and sentence.split()[1][:1].islower() and sentence.split()[1].lower() not in AUXILIARIES:
+        return sentence  # "This species ..." names its own subject
+    return f"[{referent}{OPENING_PRONOUNS[pronoun]}]" + sentence[match.end():]
+
+
+def opens_with_pronoun(text: str) -> bool:
+    """Whether an answer starts with an unresolved pronoun."""
+    first = re.match(r"^\W*([A-Za-z]+)", text)
+    return first is not None and first.group(1).lower() in ("he", "she", "it", "they", "his", "her", "its", "their", "him", "them")
+
+
+def unbracket(text: str) -> str:
+    """An edited quotation's inserted referents removed again, for checks against the source."""
+    return _BRACKET.sub("", text)

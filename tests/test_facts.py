@@ -1,0 +1,154 @@
+"""Fact checks and calibration: each change type caught with its reason, beside a true rewording that passes."""
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from llmwiki.verify.calibrate import FACT_FAILED_CAP, FEATURES, Calibration, Uncalibrated, fit, load_calibration, sentence_features
+from llmwiki.verify.changes import CHANGE_TYPES, article_sentences, change, make_claims, reword
+from llmwiki.verify.facts import check_facts, name_words, numbers, tokens
+from llmwiki.verify.lexicon import default_lexicon
+
+EVIDENCE = [
+    "The Romans constructed roads, amphitheaters, baths and houses with heated floors in this fortified military camp.",
+    "Ferihegy airport is the main international airport serving Budapest.",
+    "The five eastern provinces of the Democratic Republic of Congo are Swahili speaking.",
+    "Volta was born in Como in 1745. He invented the battery in 1800.",
+    "Marie Curie shared the prize with her husband. She was the first woman to win it.",
+    "The violin was tuned to improve the intonation of some lower notes.",
+]
+
+CASES = [  # (change type, false sentence, the reason names, true control)
+    ("name", "The Ferihegy constructed roads, amphitheaters and baths.", "Ferihegy", "The Romans built roads, amphitheaters and baths."),
+    ("opposite", "The five western provinces of the Democratic Republic of Congo are Swahili speaking.", "western",
+     "The five eastern provinces of the Congo speak Swahili."),
+    ("opposite", "The violin was tuned to improve the intonation of some higher notes.", "higher", "The violin was tuned to improve the intonation of some lower notes."),
+    ("number", "Volta invented the battery in 1810.", "1810", "Volta invented the battery in 1800."),
+    ("number", "The six eastern provinces of the Democratic Republic of Congo are Swahili speaking.", "six",
+     "The 5 eastern provinces of the Democratic Republic of Congo are Swahili speaking."),
+    ("negation", "Volta was not born in Como.", "negated", "Volta was born in Como in the year 1745."),
+    ("pronoun", "He was the first woman to win it.", "He", "She was the first woman to win it."),
+]
+
+
+@pytest.mark.parametrize(("kind", "false", "named", "control"), CASES, ids=[f"{case[0]}-{index}" for index, case in enumerate(CASES)])
+def test_each_change_type_is_caught_with_its_reason_and_the_true_control_passes(kind, false, named, control):
+    caught = check_facts(false, EVIDENCE)
+    assert caught.failed and named in caught.reason(), caught
+    if kind != "negation":
+        assert named in caught.flagged_words
+    passed = check_facts(control, EVIDENCE)
+    assert not passed.failed, passed.reason()
+    assert passed.reason() is None
+
+
+def test_a_name_the_window_lacks_is_found_when_the_window_refers_back_to_it():
+    chunk = "Alessandro Volta was an Italian physicist. He was born in Como in 1745."
+    found = check_facts("Volta was born in Como in 1745.", ["He was born in Como in 1745."], contexts=[chunk])
+    assert not found.failed
+    swapped = check_facts("Galvani was born in Como in 1745.", ["He was born in Como in 1745."], contexts=[chunk], names=frozenset({"galvani", "volta"}))
+    assert swapped.missing_names == ("Galvani",)
+
+
+def test_a_swapped_name_standing_elsewhere_in_the_article_does_not_pull_in_its_window():
+    check = check_facts("The Ferihegy constructed roads, amphitheaters, baths and houses.", EVIDENCE)
+    assert check.anchor == EVIDENCE[0] and check.missing_names == ("Ferihegy",)
+
+
+def test_numbers_are_normalised():
+    assert set(numbers(tokens("In 1,745 there were five ships, the sixteenth fleet and 3 million men in the 1800s"))) >= {"1745", "5", "16", "3000000", "1800"}
+    assert not check_facts("It was founded in 1,745 by five monks.", ["It was founded in 1745 by 5 monks."]).failed
+    assert check_facts("It was founded in 1,746 by five monks.", ["It was founded in 1745 by 5 monks."]).missing_numbers == ("1,746",)
+
+
+def test_an_ordinal_in_the_same_slot_is_a_changed_number_but_first_elsewhere_is_wording():
+    evidence = ["Abraham Lincoln was the sixteenth President of the United States."]
+    assert check_facts("Abraham Lincoln was the first President of the United States.", evidence).missing_numbers == ("first",)
+    assert not check_facts("Lincoln was the sixteenth President of the United States.", evidence).failed
+
+
+def test_a_negation_in_another_clause_of_the_evidence_is_not_the_sentences():
+    evidence = ["Ford never accepted the offer from Haig and later decided to pardon Nixon on his own terms."]
+    assert not check_facts("Ford later decided to pardon Nixon on his own terms.", evidence).failed
+    assert check_facts("Ford accepted the offer from Haig.", evidence).negation == "evidence"
+
+
+def test_lowercase_words_are_never_names():
+    evidence = ["Newspapers across the nation picked up on the statement. The Union Government responded."]
+    check = check_facts("Newspapers across the country picked up on the statement.", evidence)
+    assert not check.missing_names and "country" in check.missing_words
+
+
+def test_the_shipped_lexicon_knows_opposites_but_not_synonyms():
+    lexicon = default_lexicon()
+    assert lexicon is not None
+    assert lexicon.opposes("eastern", "western") and lexicon.opposes("higher", "lower") and lexicon.opposes("later", "earlier")
+    assert not lexicon.opposes("big", "large") and not lexicon.opposes("built", "constructed")
+
+
+def test_calibrated_scores_stay_in_the_unit_interval_and_rise_with_the_nli_probability():
+    calibration = load_calibration("llmwiki-nli")
+    assert isinstance(calibration, Calibration)
+    clean = check_facts("Volta invented the battery in 1800.", EVIDENCE)
+    changed = check_facts("Volta invented the battery in 1810.", EVIDENCE)
+    grid = np.linspace(0, 1, 21)
+    for check in (clean, changed):
+        scores = [calibration.score(sentence_features([(p, 0.1, check)])) for p in grid]
+        assert all(0.0 <= score <= 1.0 for score in scores)
+        assert all(later >= earlier for earlier, later in zip(scores, scores[1:]))
+    assert all(calibration.score(sentence_features([(p, 0.0, changed)])) <= FACT_FAILED_CAP for p in grid)  # a failed fact is never supported
+    assert calibration.score(sentence_features([(0.95, 0.0, clean)])) > 0.5  # control: the same sentence with its fact right
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=4), st.floats(0, 1), st.floats(0, 1))
+def test_calibration_is_monotone_in_entailment_for_any_clauses(clauses, low, high):
+    calibration = load_calibration("llmwiki-nli")
+    check = check_facts("Volta invented the battery in 1800.", EVIDENCE)
+    low, high = sorted((low, high))
+    first = [(min(p, low), c, check) for p, c in clauses]
+    second = [(min(p, high), c, check) for p, c in clauses]
+    assert 0.0 <= calibration.score(sentence_features(first)) <= calibration.score(sentence_features(second)) <= 1.0
+
+
+def test_the_fit_holds_each_weight_to_its_sign():
+    rng = np.random.default_rng(0)
+    rows = rng.random((200, len(FEATURES)))
+    labels = (rows[:, 0] > 0.5).astype(float)
+    rows[:, 6] = 1 - labels * 0.5  # coverage made to point the wrong way in this sample
+    calibration = fit(rows, labels, model="test")
+    assert calibration.weights[0] > 0 and calibration.weights[6] >= 0 and all(weight <= 0 for weight in calibration.weights[1:6])
+
+
+def test_an_unfitted_verifier_gets_the_raw_probability_under_the_fact_cap():
+    rule = Uncalibrated("some/other-model")
+    assert rule.score([0.8, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]) == 0.8
+    assert rule.score([0.8, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]) == FACT_FAILED_CAP
+    assert isinstance(load_calibration("some/other-model"), Uncalibrated)
+
+
+ARTICLE = """Volta
+
+Alessandro Volta was an Italian physicist known for the invention of the battery in the 1800s. He was born in Como in 1745 and taught at the University of Pavia for forty years.
+
+Volta studied the chemistry of gases and discovered methane in 1776 while exploring the marshes of Lake Maggiore. He was not the first to study static electricity, but his electrophorus was widely used.
+
+In 1800 Volta reported his pile to the Royal Society in London, and Napoleon made him a count in 1810. The larger piles gave a stronger current than the earlier designs of Galvani.
+"""
+
+
+def test_changed_claims_are_made_by_rule_and_each_changes_what_it_says():
+    rng = random.Random(0)
+    names = sorted(name_words([ARTICLE]))
+    sentence = "In 1800 Volta reported his pile to the Royal Society in London, and Napoleon made him a count in 1810."
+    for kind, original in (("name", sentence), ("number", sentence), ("negation", "He was born in Como in 1745."), ("opposite", "The larger piles gave a stronger current.")):
+        changed = change(original, kind, names=names, lexicon=default_lexicon(), rng=rng)
+        assert changed is not None and changed != original, kind
+        assert check_facts(changed, [original]).failed, (kind, changed)  # what the generator changes, the checks see
+    assert change("The pile made current.", "number", names=names, lexicon=None, rng=rng) is None  # nothing to change so
+    assert reword("He was born in Como in 1745.", title="Alessandro Volta", lexicon=None, rng=rng).startswith("Alessandro Volta was born")
+    claims = make_claims("volta", ARTICLE, title="Alessandro Volta", lexicon=default_lexicon(), per_article=4)
+    assert {claim.label for claim in claims} == {0, 1} and all(claim.change in (*CHANGE_TYPES, "reworded") for claim in claims)
+    assert len(article_sentences(ARTICLE)) >= 5
