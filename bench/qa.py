@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 from llmwiki.answer import answer_question  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
-from llmwiki.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
+from llmwiki.questions import opens_with_pronoun, unbracket  # noqa: E402
 from llmwiki.search import search  # noqa: E402
 from llmwiki.workspace import Workspace  # noqa: E402
 

@@ -130,13 +130,20 @@ def shape(question: str) -> QuestionShape:
         return QuestionShape("why", names=names, wants_more=True)
     match = re.search(r"\b(what|which)\b", lowered)
     if match:
-        head = None  # "what was the name of James Watt's mother" -> mother; "what color are ..." -> color
-        for word in text[match.end():].rstrip("?").split():
-            bare = word.strip(",.;:'\"")
-            if bare.lower() in AUXILIARIES or bare.lower() in _DETERMINERS or bare.lower() in ("name", "names", "kind", "type", "sort", "form", "of") or bare[:1].isupper() or bare.endswith(("'s", "’s")):
+        # The head noun: right after what/which ("what color", "which spice", "what kind of tree"), or in
+        # "what is the X of ..." ("what was the name of James Watt's mother" -> mother). "What did X do"
+        # names no head: the verb is not what the answer must hold.
+        after = [word.strip(",.;:'\"") for word in text[match.end():].rstrip("?").split()]
+        position = 0
+        if after and after[0].lower() in AUXILIARIES:
+            position = 1 if len(after) > 1 and after[1].lower() in _DETERMINERS else len(after)
+        head = None
+        for word in after[position:]:
+            lowered_word = word.lower()
+            if lowered_word in _DETERMINERS or lowered_word in ("name", "names", "kind", "kinds", "type", "types", "sort", "form", "of") or word[:1].isupper() or word.endswith(("'s", "’s")):
                 continue
-            if bare.lower() not in STOPWORDS:
-                head = bare.lower()
+            if lowered_word not in STOPWORDS and lowered_word not in AUXILIARIES:
+                head = lowered_word
             break
         return QuestionShape(match.group(1), focus=(stem(head),) if head else (), names=names, wants_more=wants_more)
     if re.search(r"\bhow\b", lowered):
@@ -202,14 +209,41 @@ def coverage(question: str, text: str) -> float:
     return len(stems & held) / len(stems)
 
 
-def resolve_opening_pronoun(sentence: str, referent: str) -> str:
-    """"He won ..." -> "[Henri Becquerel] won ..."; "His father ..." -> "[Henri Becquerel's] father ..."; else unchanged."""
+_NAME_RUN = re.compile(r"\b((?:[A-Z][\w'’-]+)(?:[ ]+(?:(?:of|de|von|van|du|da|la|le)[ ]+)?[A-Z][\w'’-]+)*)")
+_PERSONAL = ("he", "she", "his", "her")
+
+
+def last_person(text: str) -> str | None:
+    """The subject of the text's last sentence, when it is a name (its first run of capitalised words
+    that is not a common word): who "he" or "she" in the next sentence most likely is."""
+    sentences = [sentence for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if sentence.strip()]
+    if not sentences:
+        return None
+    for match in _NAME_RUN.finditer(sentences[-1]):
+        words = [word for word in match.group(1).split() if word.lower() not in STOPWORDS and word.lower() not in OPENING_PRONOUNS]
+        if words and words[0] == match.group(1).split()[0]:
+            return " ".join(words)
+    return None
+
+
+def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = "") -> str:
+    """"He won ..." -> "[Henri Becquerel] won ..."; "His father ..." -> "[Henri Becquerel's] father ..."; else unchanged.
+
+    referent: the document's title, what "it", "they" and "this" refer to;
+    "he" and "she" refer to the last name in the preceding text when there is
+    one (in an article on kangaroos, "He asked a local" is Cook), else to the title.
+    """
     match = re.match(r"^([A-Z][a-z]*)\b", sentence)
-    if match is None or not referent:
+    if match is None:
         return sentence
     pronoun = match.group(1).lower()
     if pronoun not in OPENING_PRONOUNS:
         return sentence
+    if pronoun in _PERSONAL:
+        referent = last_person(preceding) or referent
+    if not referent:
+        return sentence
+    referent = referent[:1].upper() + referent[1:]
     if pronoun in ("this", "these") and len(sentence.split()) > 1 and sentence.split()[1][:1].islower() and sentence.split()[1].lower() not in AUXILIARIES:
         return sentence  # "This species ..." names its own subject
     return f"[{referent}{OPENING_PRONOUNS[pronoun]}]" + sentence[match.end():]

@@ -330,6 +330,21 @@ class SearchIndex:
         """The stopwords the index leaves out (read from the store once)."""
         return self._current().stopwords
 
+    def rarity(self, text: str) -> dict[str, float]:
+        """{search term: inverse document frequency} for the terms of a text, over the searchable chunks;
+        a term no chunk holds gets the largest value (ln(1 + N)): it is what the store knows nothing of."""
+        snapshot = self._current()
+        count = int(snapshot.searchable.sum())
+        weights = {}
+        for term in analyze(text[:MAX_QUERY_CHARS], snapshot.stopwords):
+            row = snapshot.vocabulary.get(term)
+            frequency = 0
+            if row is not None:
+                begin, end = snapshot.indptr[row], snapshot.indptr[row + 1]
+                frequency = int(snapshot.searchable[snapshot.columns[begin:end]].sum())
+            weights[term] = float(np.log1p(count / (frequency + 0.5))) if frequency else float(np.log1p(count))
+        return weights
+
     @property
     def reload_count(self) -> int:
         return self._snapshot.full_loads + self._snapshot.incremental_loads

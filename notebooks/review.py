@@ -60,7 +60,7 @@ def _(pages, verify_button, workspace):
                for result in verified if result.missing_sources]
     if (_note := not_nli_note(verifier)) is not None:
         _notes.insert(0, mo.callout(mo.md(_note), kind="info"))
-    mo.vstack(_notes) if _notes else None
+    mo.vstack(_notes) if _notes else mo.md("")
     return (verified,)
 
 
@@ -77,17 +77,21 @@ def _(pages, threshold, verified, workspace):
             _outdated.append(_page)
         for _sentence in _stored.sentences:
             _rows.append({
-                "page": _page, "sentence": _sentence.sentence, "p_entailment": round(_sentence.p_entailment, 3),
-                "p_contradiction": round(_sentence.p_contradiction, 3), "supported": _sentence.p_entailment >= threshold.value,
+                "page": _page, "sentence": _sentence.sentence, "score": round(_sentence.value, 3), "supported": _sentence.supported(threshold.value),
+                "why": _sentence.why(threshold.value) or "", "p_entailment": round(_sentence.p_entailment, 3), "p_contradiction": round(_sentence.p_contradiction, 3),
                 "weakest clause": _sentence.weakest_clause or "", "best excerpt": _sentence.excerpt or "", "source": f"{_sentence.excerpt_path} p.{_sentence.excerpt_page}" if _sentence.excerpt_path else "",
                 "outdated": _stored.outdated,
             })
-    sentences = pl.DataFrame(_rows, schema={"page": pl.Utf8, "sentence": pl.Utf8, "p_entailment": pl.Float64, "p_contradiction": pl.Float64,
-                                            "supported": pl.Boolean, "weakest clause": pl.Utf8, "best excerpt": pl.Utf8, "source": pl.Utf8, "outdated": pl.Boolean}).sort("p_entailment")
+    sentences = pl.DataFrame(_rows, schema={"page": pl.Utf8, "sentence": pl.Utf8, "score": pl.Float64, "supported": pl.Boolean, "why": pl.Utf8,
+                                            "p_entailment": pl.Float64, "p_contradiction": pl.Float64, "weakest clause": pl.Utf8, "best excerpt": pl.Utf8,
+                                            "source": pl.Utf8, "outdated": pl.Boolean}).sort("score")
     if not mo.running_in_notebook():
         print(f"sentences: {sentences.height} rows, {sentences.filter(pl.col('supported')).height} supported at {threshold.value:g}, outdated pages: {len(_outdated)}")
-    _warning = mo.callout(mo.md("Outdated (the page or a source changed since): " + ", ".join(f"`{p}`" for p in _outdated)), kind="warn") if _outdated else None
-    mo.vstack([mo.md("## Sentences, weakest first"), _warning, mo.ui.table(sentences, selection=None, page_size=15)])
+    _shown = [mo.md("## Sentences, weakest first (score: NLI and fact checks, calibrated; why: what the excerpt lacks or opposes)")]
+    if _outdated:
+        _shown.append(mo.callout(mo.md("Outdated (the page or a source changed since): " + ", ".join(f"`{p}`" for p in _outdated)), kind="warn"))
+    _shown.append(mo.ui.table(sentences, selection=None, page_size=15))
+    mo.vstack(_shown)
     return (sentences,)
 
 
@@ -97,7 +101,8 @@ def _(sentences, threshold):
     _histogram = (
         alt.Chart(sentences)
         .mark_bar()
-        .encode(x=alt.X("p_entailment:Q", bin=alt.Bin(maxbins=20), title="P(entailment)"), y=alt.Y("count():Q", title="sentences"), color=alt.Color("supported:N"))
+        .encode(x=alt.X("score:Q", bin=alt.Bin(maxbins=20, extent=[0, 1]), scale=alt.Scale(domain=[0, 1]), title="score (calibrated)"),
+                y=alt.Y("count():Q", title="sentences"), color=alt.Color("supported:N"))
     )
     _rule = alt.Chart(pl.DataFrame({"threshold": [threshold.value]})).mark_rule(strokeDash=[4, 4], color="black").encode(x="threshold:Q")
     _share = (

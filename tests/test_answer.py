@@ -15,15 +15,15 @@ def stub_backend(server):
     return OpenAIBackend(base_url=server.base_url, model="stub-model", api_key="test-key", timeout_s=5, max_retries=0)
 
 
-def test_extractive_answer_cites_real_chunks_it_was_given(wiki):
+def test_extractive_answer_cites_the_source_chunks_it_was_given(wiki):
     answer = answer_question(wiki, "What did Volta stack into a pile?", backend=ExtractiveBackend())
     assert "zinc and copper" in answer.text
     assert answer.citations and not answer.unknown_citations
     texts = wiki.store.chunk_texts([citation.chunk_id for citation in answer.citations])
     for citation in answer.citations:
         assert citation.chunk_id in answer.context_chunk_ids
-        assert citation.label.startswith(citation.path) and citation.path.startswith("wiki/")
-        assert "Volta" in texts[citation.chunk_id]
+        assert citation.label.startswith(citation.path) and citation.path.startswith("sources/")  # citations lead to sources, not pages
+        assert "Volta" in texts[citation.chunk_id] and citation.text == texts[citation.chunk_id]
 
 
 def test_nothing_selected_means_no_model_call(wiki):
@@ -110,7 +110,7 @@ def test_saving_an_answer_merges_into_the_page_and_commits(wiki):
     page = (wiki.root / path).read_text(encoding="utf-8")
     meta, body = split_frontmatter(page)
     assert path == "wiki/answers/volta-s-pile.md" and commit
-    assert meta["sources"][0] == {"path": "chat"} and any(entry["path"].startswith("wiki/") for entry in meta["sources"][1:])
+    assert meta["sources"][0] == {"path": "chat"} and meta["sources"][1:] and all(entry["path"].startswith("sources/") for entry in meta["sources"][1:])
     second = answer_question(wiki, "Which metals were in the Voltaic Pile?", backend=ExtractiveBackend())
     save_answer(wiki, second, title="Volta's pile")
     merged = (wiki.root / path).read_text(encoding="utf-8")
@@ -122,5 +122,87 @@ def test_saving_an_answer_merges_into_the_page_and_commits(wiki):
     refused = answer_question(wiki, "what did I say?", backend=ExtractiveBackend())
     from llmwiki.errors import LlmwikiError
 
-    with pytest.raises(LlmwikiError, match="at least one citation"):
+    with pytest.raises(LlmwikiError, match="refusal cannot be saved"):
         save_answer(wiki, refused)
+
+
+BECQUEREL = """# Henri Becquerel
+
+Antoine Henri Becquerel was a French physicist. He won the 1903 Nobel Prize in Physics for discovering radioactivity.
+Becquerel was born into a family of scientists. Becquerel was born in Paris on 15 December 1852.
+In 1896 Becquerel discovered radioactivity while investigating uranium salts. He did not use a battery in that work.
+"""
+
+
+@pytest.fixture
+def physics(workspace):
+    from llmwiki.ingest import ingest_paths
+
+    (workspace.sources_dir / "becquerel.md").write_text(BECQUEREL, encoding="utf-8")
+    (workspace.sources_dir / "kelp.md").write_text("# Kelp\n\nKelp forests shelter fish along the northern coast. Divers study the kelp forest every spring.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    return workspace
+
+
+def test_yes_no_questions_get_a_verdict_that_quotes_its_sentence(physics):
+    yes = answer_question(physics, "Was Becquerel born in Paris?", backend=ExtractiveBackend())
+    assert yes.verdict == "yes" and yes.text.startswith("Yes — ") and "Paris" in yes.text and yes.citations
+    no = answer_question(physics, "Was Becquerel born in Lyon?", backend=ExtractiveBackend())
+    assert no.verdict == "no" and no.text.startswith("No — ") and "Lyon" in no.text and no.citations
+    negated = answer_question(physics, "Did Becquerel win the Nobel Prize in 1911?", backend=ExtractiveBackend())
+    assert negated.verdict == "no" and "1911" in negated.text
+    assert all(citation.path == "sources/becquerel.md" for citation in yes.citations + no.citations)
+
+
+def test_a_question_the_sources_do_not_cover_is_refused_and_cannot_be_saved(physics):
+    from llmwiki.errors import LlmwikiError
+
+    offtopic = answer_question(physics, "Which fish do divers study in Mongolia?", backend=ExtractiveBackend())
+    assert offtopic.refused and offtopic.text.startswith("The sources do not say") and "Mongolia" in offtopic.text and not offtopic.citations
+    with pytest.raises(LlmwikiError, match="refusal cannot be saved"):
+        save_answer(physics, offtopic)
+    answered = answer_question(physics, "When was Becquerel born?", backend=ExtractiveBackend())  # control
+    assert not answered.refused and "1852" in answered.text.split(" [c")[0]  # the dated sentence comes first
+
+
+def test_an_answer_never_opens_with_an_unresolved_pronoun_and_quotes_stay_verbatim(physics):
+    from llmwiki.questions import opens_with_pronoun, unbracket
+
+    answer = answer_question(physics, "Which prize did Becquerel win for discovering radioactivity?", backend=ExtractiveBackend())
+    assert answer.text.startswith("[Antoine Henri Becquerel] won the 1903 Nobel Prize") and not opens_with_pronoun(answer.text)
+    first = answer.text.split(" [c")[0]
+    assert unbracket(first).strip() in " ".join(answer.citations[0].text.split())  # the quotation, less the bracket, is the source's
+
+
+def test_a_saved_answer_is_never_the_only_evidence_for_the_next(physics):
+    first = answer_question(physics, "When did Becquerel discover radioactivity?", backend=ExtractiveBackend())
+    path, _ = save_answer(physics, first)
+    from llmwiki.search import search
+
+    assert path in [hit.path for hit in search(physics, "When did Becquerel discover radioactivity?", scope="wiki").hits]  # the saved page matches ...
+    again = answer_question(physics, "When did Becquerel discover radioactivity?", backend=ExtractiveBackend())
+    assert path not in [item.path for item in again.selection.items]  # ... but gives way to the source chunks it cites
+    assert again.citations and all(citation.path.startswith("sources/") for citation in again.citations)
+    assert "1896" in again.text
+
+
+def test_ask_json_and_batch_print_one_object_per_question(physics, tmp_path):
+    from click.testing import CliRunner
+
+    from llmwiki.cli import cli
+
+    runner = CliRunner()
+    single = runner.invoke(cli, ["ask", "Was Becquerel born in Paris?", "--json", "-w", str(physics.root)])
+    assert single.exit_code == 0, single.output
+    record = json.loads(single.stdout.strip().splitlines()[-1])
+    assert record["verdict"] == "yes" and record["refused"] is False and record["citations"][0]["path"] == "sources/becquerel.md"
+    assert {"id", "path", "text"} <= set(record["citations"][0])
+    questions = tmp_path / "questions.txt"
+    questions.write_text("Was Becquerel born in Paris?\nWhat is the capital of Mongolia?\n\nWhen was Becquerel born?\n", encoding="utf-8")
+    batch = runner.invoke(cli, ["ask", "--batch", str(questions), "--json", "-w", str(physics.root)])
+    assert batch.exit_code == 0, batch.output
+    lines = [json.loads(line) for line in batch.stdout.strip().splitlines()]
+    assert [line["question"] for line in lines] == ["Was Becquerel born in Paris?", "What is the capital of Mongolia?", "When was Becquerel born?"]
+    assert [line["refused"] for line in lines] == [False, True, False] and lines[1]["citations"] == [] and lines[1]["verdict"] is None
+    refused_save = runner.invoke(cli, ["ask", "What is the capital of Mongolia?", "--save", "-w", str(physics.root)])
+    assert refused_save.exit_code != 0 and "not saved" in refused_save.output

@@ -4,11 +4,31 @@ import pytest
 
 from llmwiki.select import is_collection_question, read_wiki_page, select
 
-def test_wiki_chunks_come_first(wiki):
+def test_wiki_chunks_come_first_then_the_sources(wiki):
     selection = select(wiki, "Where do divers study the kelp forest?")
     assert selection.searched_scope == "wiki" and selection.items
-    assert all(item.kind == "wiki" and item.path.startswith("wiki/") for item in selection.items)
+    kinds = [item.kind for item in selection.items]
+    assert kinds[0] == "wiki" and "source" in kinds
+    assert kinds == sorted(kinds, key=lambda kind: kind != "wiki")  # every wiki chunk before any source chunk
+    assert all(item.path.startswith("wiki/") for item in selection.items if item.kind == "wiki")
+    assert all(item.path.startswith("sources/") for item in selection.items if item.kind == "source")
     assert "wiki chunks" in selection.readout and "matched" in selection.readout
+
+
+def test_the_source_chunks_a_wiki_chunk_cites_are_followed(wiki):
+    from llmwiki.pages import cited_chunk_ids
+
+    selection = select(wiki, "What did Volta stack into a pile?")
+    wiki_items = [item for item in selection.items if item.kind == "wiki"]
+    cited = {chunk_id for item in wiki_items for chunk_id in cited_chunk_ids(wiki.store.chunk_texts([item.chunk_id])[item.chunk_id])}
+    assert cited and cited <= set(selection.chunk_ids)  # every cited source chunk is in the context
+    assert "cite" in selection.readout
+
+
+def test_a_question_using_the_word_collection_is_not_about_the_wiki():
+    assert not is_collection_question("He published a collection of what?")
+    assert not is_collection_question("Which collection of poems did she publish?")
+    assert is_collection_question("What topics does this collection cover?")  # control: about the wiki itself
 
 
 def test_raw_source_chunks_when_the_wiki_has_no_hit(wiki):

@@ -60,11 +60,14 @@ _UNITS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seve
           "hundred": 100, "dozen": 12}
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
              "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17,
-             "eighteenth": 18, "nineteenth": 19, "twentieth": 20, "twenty-first": 21, "thirtieth": 30, "fortieth": 40, "fiftieth": 50,
+             "eighteenth": 18, "nineteenth": 19, "twentieth": 20, "thirtieth": 30, "fortieth": 40, "fiftieth": 50,
              "hundredth": 100, "thousandth": 1000}
+_TENS = frozenset({"twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"})
+_ONES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_ONES_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9}
 _SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "trillion": 1_000_000_000_000}
 # "one" and "first" are left out: "one of the", "the first to" are wording more often than facts.
-_stemmer = Stemmer.Stemmer("porter")
+_stemmer = Stemmer.Stemmer("english")  # Porter2: "died" and "die" meet (Porter: "di" and "die")
 
 
 @lru_cache(maxsize=65536)
@@ -73,9 +76,9 @@ def stem(word: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Words and numbers of a text, in order, as written ("n't" becomes "not")."""
+    """Words and numbers of a text, in order, as written ("n't" becomes "not", a possessive "'s" is dropped)."""
     text = text.replace("n't", " not").replace("n’t", " not")
-    return _TOKEN.findall(text)
+    return [word[:-2] if word.endswith(("'s", "’s")) and len(word) > 2 else word for word in _TOKEN.findall(text)]
 
 
 def _number(token: str) -> str | None:
@@ -98,9 +101,17 @@ def _countable(word: str) -> bool:
 def numbers(words: Sequence[str]) -> dict[str, str]:
     """The numbers a token list states: {normalised value: as written}; a number followed by a scale word is multiplied out."""
     found: dict[str, str] = {}
+    skip = -1
     for index, word in enumerate(words):
+        if index == skip:
+            continue
         value = _number(word)
         if value is None:
+            continue
+        following = words[index + 1].lower() if index + 1 < len(words) else ""
+        if word.lower() in _TENS and (following in _ONES or following in _ONES_ORDINAL):  # "thirty-eighth", "twenty one"
+            found.setdefault(str(int(value) + _ONES.get(following, _ONES_ORDINAL.get(following, 0))), f"{word}-{words[index + 1]}")
+            skip = index + 1
             continue
         following = words[index + 1].lower() if index + 1 < len(words) else ""
         if following in _SCALES:

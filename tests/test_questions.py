@@ -1,0 +1,63 @@
+"""Question shapes, statements, answer-type ranking and pronouns: pure functions on plain text."""
+
+import pytest
+from hypothesis import given, strategies as st
+
+from llmwiki.questions import last_person, opens_with_pronoun, rank_sentences, resolve_opening_pronoun, shape, to_statement, unbracket
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Was Abraham Lincoln the sixteenth President?", "yes_no"), ("Did Lincoln sign the Act?", "yes_no"), ("Could Pascal walk?", "yes_no"),
+    ("When was Volta born?", "when"), ("In what year did he die?", "when"), ("Who invented the battery?", "who"), ("Where was Celsius born?", "where"),
+    ("How many species are there?", "how_many"), ("How long is the river?", "how_much"), ("Which spice attracted traders?", "which"),
+    ("What color are polar bears?", "what"), ("Why did he resign?", "why"), ("Is Canada bigger or smaller than Egypt?", "other"),
+])
+def test_question_kinds(question, kind):
+    assert shape(question).kind == kind
+
+
+def test_yes_no_questions_become_the_statement_they_ask_about():
+    assert to_statement("Was Abraham Lincoln the sixteenth President of the United States?") == "Abraham Lincoln was the sixteenth President of the United States."
+    assert to_statement("Did Lincoln sign the National Banking Act of 1863?") == "Lincoln sign the National Banking Act of 1863."
+    assert to_statement("Is the kangaroo a marsupial?") == "The kangaroo is a marsupial."
+    assert to_statement("Is it true that otters eat urchins?") == "Otters eat urchins."
+
+
+def test_the_head_noun_of_what_and_which_questions():
+    assert shape("What was the name of James Watt's mother?").focus == ("mother",)
+    assert shape("What color are polar bears?").focus == ("color",)
+    assert shape("What did Cleveland die from?").focus == ()  # a verb is not what the answer must hold
+
+
+def test_the_sentence_holding_what_is_asked_comes_first():
+    sentences = ["Becquerel was born into a family of scientists.", "Becquerel was born in Paris on 15 December 1852."]
+    assert rank_sentences("When was Becquerel born?", sentences)[0][1] == 1  # it holds a date
+    assert rank_sentences("Into a family of what was Becquerel born?", sentences)[0][1] == 0  # control: the other one answers this
+
+
+def test_a_name_in_the_question_outweighs_a_common_word():
+    sentences = ["The elephant will die of starvation.", "Cleveland died of a heart attack in 1908."]
+    assert rank_sentences("What did Cleveland die from?", sentences)[0][1] == 1
+    assert rank_sentences("What did the elephant die from?", sentences)[0][1] == 0  # control
+
+
+def test_an_opening_pronoun_gets_its_referent_in_brackets():
+    preceding = "Antoine Henri Becquerel was a French physicist."
+    resolved = resolve_opening_pronoun("He won the 1903 Nobel Prize in Physics.", "Henri Becquerel", preceding=preceding)
+    assert resolved == "[Antoine Henri Becquerel] won the 1903 Nobel Prize in Physics." and not opens_with_pronoun(resolved)
+    assert resolve_opening_pronoun("His father was a physicist.", "Henri Becquerel") == "[Henri Becquerel's] father was a physicist."
+    assert resolve_opening_pronoun("It is a marsupial.", "kangaroo") == "[Kangaroo] is a marsupial."
+    assert resolve_opening_pronoun("Becquerel won the prize.", "Henri Becquerel") == "Becquerel won the prize."  # control: no pronoun
+    assert resolve_opening_pronoun("This species is rare.", "Otter") == "This species is rare."  # "this" with its own noun
+    assert opens_with_pronoun("He won the prize.") and not opens_with_pronoun("Hence the prize.")
+
+
+def test_he_is_the_subject_of_the_sentence_before():
+    assert last_person("The name comes from Captain James Cook. Cook saw the animals.") == "Cook"
+    assert last_person("In 1896 Becquerel discovered radioactivity.") == "Becquerel"
+    assert last_person("the animals were seen.") is None
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=80), st.text(alphabet="abcdefghij ", min_size=1, max_size=20))
+def test_unbracket_gives_back_the_quoted_words(text, referent):
+    assert unbracket(f"[{referent.strip() or 'x'}]{text}") == text
