@@ -137,7 +137,7 @@ max_file_mb = 50       # larger files are refused (split them, or raise this)
 
 [retrieval]
 wiki_chunks = 6        # wiki chunks given to an answer
-source_chunks = 4      # raw source chunks used when the wiki has no hit
+source_chunks = 4      # raw source chunks added after the wiki's (alone when the wiki has no hit)
 search_limit = 10
 preview_chars = 400
 hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slower ingest: see README)

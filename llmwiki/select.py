@@ -17,7 +17,7 @@ Rules, in order:
    Aliases and concept names found in the question add the concept's name to
    the query, so an alias finds its concept page. The source chunks that the
    selected wiki chunks cite are added after them (at most twice
-   ``source_chunks``), and a saved answer page gives way to the chunks it
+   ``source_chunks``, at least 4), and a saved answer page gives way to the chunks it
    cites: answers cite sources, never only an earlier answer.
 6. A question naming a dataset key gets that key's rows; one naming only a
    category gets the list of its keys. Bad dataset files are skipped and
@@ -244,10 +244,16 @@ def select(workspace, question: str, *, open_page: str | None = None) -> Selecti
                 ContextItem(kind="wiki" if hit.kind == "wiki" else "source", label=hit.label, text=_strip_page(hit_text(workspace, hit.chunk_id)),
                             chunk_id=hit.chunk_id, path=hit.path, page=hit.page, breadcrumb=hit.breadcrumb, stale=hit.stale)
             )
-        followed = _follow_citations(workspace, items, limit=retrieval.source_chunks * 2)
+        followed = _follow_citations(workspace, items, limit=max(2 * retrieval.source_chunks, 4))
         if followed:
-            items = [item for item in items if not (item.kind == "wiki" and (item.path or "").startswith("wiki/answers/"))] + followed
-            notes.append(f"The selected wiki chunks cite {len(followed)} source chunks; they were added, so answers cite sources, not pages.")
+            items += followed
+            notes.append(f"The selected wiki chunks cite {len(followed)} more source chunks; they were added, so answers cite sources, not pages.")
+        present = {item.chunk_id for item in items}
+        answers = [item for item in items if item.kind == "wiki" and (item.path or "").startswith("wiki/answers/")
+                   and set(cited_chunk_ids(hit_text(workspace, item.chunk_id))) <= present]
+        if answers:  # a saved answer gives way to the source chunks it cites: answers never rest on answers
+            items = [item for item in items if item not in answers]
+            notes.append(f"{len(answers)} saved answer chunk(s) gave way to the source chunks they cite.")
     dataset_items, dataset_notes = _dataset_items(workspace, question)
     items.extend(dataset_items)
     notes.extend(dataset_notes)
