@@ -77,7 +77,9 @@ def _(agentic, ask_button, backend, conversation, open_page, question, set_answe
         set_answers(lambda previous: previous + [answer])
         if not mo.running_in_notebook():
             print(f"readout: {answer.selection.readout}")
-            print(f"answer: {answer.text}")
+            print(("refused: " if answer.refused else "answer: ") + answer.text)
+            if answer.verdict:
+                print(f"verdict: {answer.verdict}")
             print(f"citations: {len(answer.citations)}")
             for _citation in answer.citations:
                 print(f"  [c{_citation.chunk_id}] {_citation.label}")
@@ -87,10 +89,17 @@ def _(agentic, ask_button, backend, conversation, open_page, question, set_answe
 @app.cell
 def _(answer):
     mo.stop(answer is None)
-    _kind = "warn" if answer.refused else "info"
-    _readout = mo.callout(mo.md(f"**Selection.** {answer.selection.readout}"), kind=_kind)
-    _steps = mo.md("\n".join(f"- `{step}`" for step in answer.tool_steps)) if answer.tool_steps else mo.md("")
-    mo.vstack([_readout, mo.md(answer.text), _steps])
+    _readout = mo.callout(mo.md(f"**Selection.** {answer.selection.readout}"), kind="neutral")
+    if answer.refused:  # a refusal is shown as one: nothing is cited and nothing can be saved
+        _body = mo.callout(mo.md(f"**No answer.** {answer.text}"), kind="warn")
+    elif answer.verdict:
+        _body = mo.vstack([mo.md(f"### {answer.verdict.capitalize()}"), mo.md(answer.text)])
+    else:
+        _body = mo.md(answer.text)
+    _parts = [_readout, _body]
+    if answer.tool_steps:
+        _parts.append(mo.md("\n".join(f"- `{step}`" for step in answer.tool_steps)))
+    mo.vstack(_parts)
     return
 
 
@@ -117,8 +126,10 @@ def _(answer, citations, workspace):
 
 
 @app.cell
-def _():
-    save_button = mo.ui.run_button(label="Save last answer as page")
+def _(answer):
+    _why = None if answer is not None and not answer.refused and answer.citations else (
+        "nothing to save yet" if answer is None else "the last answer is a refusal" if answer.refused else "the last answer cites nothing")
+    save_button = mo.ui.run_button(label="Save last answer as page" if _why is None else f"Save last answer as page ({_why})", disabled=_why is not None)
     save_button
     return (save_button,)
 
@@ -126,10 +137,10 @@ def _():
 @app.cell
 def _(get_answers, save_button, workspace):
     mo.stop(not (save_button.value or args.save))
-    _answers = [a for a in get_answers() if not a.refused and a.citations]
-    mo.stop(not _answers, mo.callout(mo.md("There is no cited answer to save yet."), kind="warn"))
+    _answers = get_answers()
+    mo.stop(not _answers, mo.callout(mo.md("There is no answer to save yet."), kind="warn"))
     try:
-        saved_path, _commit = save_answer(workspace, _answers[-1])
+        saved_path, _commit = save_answer(workspace, _answers[-1])  # a refusal is refused here, with the reason
         if not mo.running_in_notebook():
             print(f"saved: {saved_path}")
         _message = mo.callout(mo.md(f"Saved as `{saved_path}`" + (f" (commit `{_commit[:10]}`)" if _commit else "") + ". Review its sentences in the **review** notebook."), kind="success")
@@ -156,11 +167,12 @@ def _(saved_path, verify_button, workspace):
     _verifier = workspace.verifier()
     try:
         with mo.status.spinner(title=f"Verifying with {_verifier.name}…"):
-            _result = verify_page(workspace, saved_path, _verifier)
+            _result = verify_page(workspace, saved_path, _verifier, premises_per_sentence=workspace.config.verification.premises_per_sentence)
         _threshold = workspace.config.verification.threshold
         if not mo.running_in_notebook():
             print(f"verified: {len(_result.sentences)} sentences, {_result.supported_share(_threshold):.0%} supported ({_verifier.name})")
-        _table = pl.DataFrame([{"sentence": s.sentence, "p_entailment": round(s.p_entailment, 3), "supported": s.supported(_threshold), "weakest clause": s.weakest_clause or "", "best excerpt": s.excerpt or ""} for s in _result.sentences])
+        _table = pl.DataFrame([{"sentence": s.sentence, "score": round(s.value, 3), "supported": s.supported(_threshold), "why": s.why(_threshold) or "",
+                                "p_entailment": round(s.p_entailment, 3), "best excerpt": s.excerpt or ""} for s in _result.sentences])
         _view = mo.vstack([mo.md(f"**{_result.supported_share(_threshold):.0%}** of {len(_result.sentences)} sentences supported at {_threshold:g} ({_verifier.name})"), mo.ui.table(_table, selection=None)])
     except VerificationError as error:
         _view = mo.callout(mo.md(f"**Not verified.** {error}"), kind="warn")

@@ -63,7 +63,7 @@ def test_ask_prints_readout_answer_citations_and_saves(tmp_path):
     result = llmwiki("ask", "Where does the quokka live?", "--save", "-w", str(root))
     assert result.returncode == 0, result.stderr
     assert "Selected" in result.stdout and "Rottnest Island" in result.stdout
-    assert "Citations:" in result.stdout and "wiki/summaries/note.md p.1" in result.stdout
+    assert "Citations:" in result.stdout and "sources/note.md p.1" in result.stdout  # citations lead to the source the wiki quotes
     assert "Saved as wiki/answers/where-does-the-quokka-live.md" in result.stdout
     assert (root / "wiki/answers/where-does-the-quokka-live.md").exists()
     agentic = llmwiki("ask", "quokka?", "--agentic", "-w", str(root))
