@@ -5,21 +5,20 @@ app = marimo.App(width="medium", app_title="llmwiki · ask")
 
 with app.setup:
     import argparse
-    import sys
-    from pathlib import Path
 
     import marimo as mo
     import polars as pl
 
     from llmwiki.answer import Conversation, agentic_answer, answer_question, save_answer
     from llmwiki.errors import LlmwikiError
+    from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Ask questions of an llmwiki workspace.")
-    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
     _parser.add_argument("--question", default="", help="Answer this question at once (headless runs).")
     _parser.add_argument("--save", action="store_true", help="Save the answer as a wiki page (headless runs).")
-    args, _ = _parser.parse_known_args(sys.argv[1:])
+    args = parse_notebook_args(_parser)
 
 
 @app.cell

@@ -5,19 +5,18 @@ app = marimo.App(width="medium", app_title="llmwiki · datasets")
 
 with app.setup:
     import argparse
-    import sys
-    from pathlib import Path
 
     import altair as alt
     import marimo as mo
     import polars as pl
 
+    from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Browse the Markdown datasets of an llmwiki workspace.")
-    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
     _parser.add_argument("--category", default=None, help="Category to open first.")
-    args, _ = _parser.parse_known_args(sys.argv[1:])
+    args = parse_notebook_args(_parser)
 
 
 @app.cell

@@ -5,7 +5,6 @@ app = marimo.App(width="medium", app_title="llmwiki · ingest")
 
 with app.setup:
     import argparse
-    import sys
     from pathlib import Path
 
     import marimo as mo
@@ -13,12 +12,13 @@ with app.setup:
 
     from llmwiki.errors import LlmwikiError
     from llmwiki.ingest import ingest_paths
+    from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Ingest sources into an llmwiki workspace.")
-    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
     _parser.add_argument("--run", action="store_true", help="Ingest sources/ at once (headless runs).")
-    args, _ = _parser.parse_known_args(sys.argv[1:])
+    args = parse_notebook_args(_parser)
 
 
 @app.cell

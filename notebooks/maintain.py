@@ -5,8 +5,6 @@ app = marimo.App(width="medium", app_title="llmwiki · maintain")
 
 with app.setup:
     import argparse
-    import sys
-    from pathlib import Path
 
     import altair as alt
     import marimo as mo
@@ -16,13 +14,14 @@ with app.setup:
     from llmwiki.errors import LlmwikiError
     from llmwiki.lint import findings_table, lint, repair
     from llmwiki.maintain import delete_stale, page_history, plan_withdrawal, restore, stale_pages, withdraw
+    from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Maintain an llmwiki workspace: withdraw sources, stale pages, history.")
-    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
     _parser.add_argument("--preview", default=None, help="Source whose withdrawal to preview (headless runs).")
     _parser.add_argument("--lint", action="store_true", help="Run lint without pressing its button (headless runs).")
-    args, _ = _parser.parse_known_args(sys.argv[1:])
+    args = parse_notebook_args(_parser)
 
 
 @app.cell

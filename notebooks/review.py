@@ -5,8 +5,6 @@ app = marimo.App(width="medium", app_title="llmwiki · review")
 
 with app.setup:
     import argparse
-    import sys
-    from pathlib import Path
 
     import altair as alt
     import marimo as mo
@@ -14,48 +12,56 @@ with app.setup:
 
     from llmwiki.verify import load_verification, verify_pages, wiki_pages
     from llmwiki.verify.nli import not_nli_note
+    from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.workspace import Workspace
 
     _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources.")
-    _parser.add_argument("--workspace", default=str(Path(__file__).resolve().parent.parent / "workspace"))
+    _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
     _parser.add_argument("--verify", action="store_true", help="Verify the chosen pages at once (headless runs).")
     _parser.add_argument("--page", action="append", default=None, help="Page to review (repeatable; default: all).")
-    args, _ = _parser.parse_known_args(sys.argv[1:])
+    args = parse_notebook_args(_parser)
 
 
 @app.cell
 def _():
     workspace = Workspace.open(args.workspace)
     pages_available = wiki_pages(workspace)
-    mo.md(f"# Review\n\nWorkspace `{workspace.root}` · {len(pages_available)} pages · verifier **{workspace.config.verification.model}**")
-    return pages_available, workspace
+    verifier = workspace.verifier()  # loaded once per kernel; its name is the one every score below carries
+    _needing = [page for page in pages_available if (_stored := load_verification(workspace, page)) is None or _stored.outdated]
+    pages_needing = _needing
+    mo.md(f"# Review\n\nWorkspace `{workspace.root}` · {len(pages_available)} pages, {len(_needing)} with no or an outdated verification · "
+          f"verifier **{verifier.name}** ({workspace.config.verification.model} in wiki_config.toml)")
+    return pages_available, pages_needing, verifier, workspace
 
 
 @app.cell
-def _(pages_available, workspace):
-    pages = mo.ui.multiselect(options=pages_available, value=args.page or pages_available, label="Pages")
-    threshold = mo.ui.slider(0.0, 1.0, step=0.05, value=workspace.config.verification.threshold, label="Supported at P(entailment) ≥", show_value=True)
+def _(pages_available, pages_needing, workspace):
+    pages = mo.ui.multiselect(options=pages_available, value=args.page or pages_needing or pages_available,
+                              label=f"Pages (preselected: the {len(pages_needing)} with no or an outdated verification)" if pages_needing and not args.page else "Pages")
+    threshold = mo.ui.slider(0.0, 1.0, step=0.05, value=workspace.config.verification.threshold, label="Supported at score ≥", show_value=True)
     verify_button = mo.ui.run_button(label="Verify selected pages")
     mo.vstack([pages, mo.hstack([threshold, verify_button], justify="start")])
     return pages, threshold, verify_button
 
 
 @app.cell
-def _(pages, verify_button, workspace):
-    mo.stop(not (verify_button.value or args.verify), mo.md("_Stored scores are shown below; press **Verify** to score new or changed pages._"))
-    verifier = workspace.verifier()
-    with mo.status.progress_bar(total=max(len(pages.value), 1), title=f"Verifying with {verifier.name}", remove_on_exit=True) as _bar:
-        _state = {"done": 0}
+def _(pages, verifier, verify_button, workspace):
+    _run = verify_button.value or args.verify  # stored scores show below at once; Verify only re-scores
+    verified, _failures = [], []
+    if _run:
+        with mo.status.progress_bar(total=max(len(pages.value), 1), title=f"Verifying {len(pages.value)} pages with {verifier.name}", remove_on_exit=True) as _bar:
+            _state = {"done": 0}
 
-        def _progress(done, total, page):
-            if done > _state["done"]:
-                _bar.update(increment=done - _state["done"], subtitle=page)
-                _state["done"] = done
+            def _progress(done, total, page):
+                if done > _state["done"]:
+                    _bar.update(increment=done - _state["done"], subtitle=f"{done} of {total} pages · {page}")
+                    _state["done"] = done
 
-        verified, failures = verify_pages(workspace, pages.value, verifier, on_progress=_progress)
-    if not mo.running_in_notebook():
-        print(f"verified {len(verified)} pages with {verifier.name}, {len(failures)} failed")
-    _notes = [mo.callout(mo.md(f"**{page}**: {reason}"), kind="warn") for page, reason in failures]
+            verified, _failures = verify_pages(workspace, pages.value, verifier, on_progress=_progress)
+        if not mo.running_in_notebook():
+            print(f"verified {len(verified)} pages with {verifier.name}, {len(_failures)} failed")
+    _notes = [] if _run else [mo.md("_Stored scores are shown below; press **Verify** to score new or changed pages._")]
+    _notes += [mo.callout(mo.md(f"**{page}**: {reason}"), kind="warn") for page, reason in _failures]
     _notes += [mo.callout(mo.md(f"**{result.page}** was checked without its missing sources: {', '.join(result.missing_sources)}."), kind="warn")
                for result in verified if result.missing_sources]
     if (_note := not_nli_note(verifier)) is not None:

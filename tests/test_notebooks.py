@@ -137,6 +137,38 @@ def test_review_notebook_has_one_row_per_sentence(sample):
     assert f"sentences: {expected} rows" in result.stdout and expected > 0
 
 
+def test_review_notebook_shows_stored_scores_without_verifying(sample):
+    first = run_notebook("review.py", sample, "--verify", "--page", "wiki/summaries/otter.md")
+    assert first.returncode == 0 and "verified 1 pages" in first.stdout
+    stored = run_notebook("review.py", sample, "--page", "wiki/summaries/otter.md")  # opened, not verified
+    assert stored.returncode == 0, stored.stderr
+    assert "verified" not in stored.stdout  # nothing was re-scored ...
+    rows = int(re.search(r"sentences: (\d+) rows", stored.stdout).group(1))
+    assert rows > 0  # ... and the stored scores are there at once
+    unverified = run_notebook("review.py", sample, "--page", "wiki/concepts/" + sorted(path.name for path in (sample / "wiki" / "concepts").glob("*.md"))[0])
+    assert "sentences: 0 rows" in unverified.stdout  # control: a page never verified shows none
+
+
+@pytest.mark.parametrize("form", ["plain", "marimo-style"])
+def test_notebook_arguments_work_both_ways_and_unknown_ones_are_refused(sample, form):
+    separator = ["--"] if form == "marimo-style" else []
+    result = subprocess.run([sys.executable, str(NOTEBOOKS / "datasets.py"), *separator, "--workspace", str(sample), "--category", "scientists"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "scientists: 10 of 10 rows" in result.stdout
+    bad = subprocess.run([sys.executable, str(NOTEBOOKS / "datasets.py"), *separator, "--workspace", str(sample), "--categroy", "x"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "unknown argument(s) --categroy" in bad.stderr
+
+
+def test_a_notebook_without_a_workspace_says_so_and_writes_nothing(tmp_path):
+    before = sorted(path.name for path in (REPO / "workspace").iterdir())
+    result = subprocess.run([sys.executable, str(NOTEBOOKS / "ask.py"), "--question", "Who discovered radioactivity?"], capture_output=True, text=True,
+                            timeout=300, cwd=tmp_path, env={key: value for key, value in os.environ.items() if key != "LLMWIKI_WORKSPACE"})
+    assert result.returncode != 0 and "no workspace given" in result.stderr
+    assert sorted(path.name for path in (REPO / "workspace").iterdir()) == before
+
+
 def test_maintain_notebook_previews_a_withdrawal_without_changing_anything(sample):
     before = sorted(path.relative_to(sample).as_posix() for path in (sample / "wiki").rglob("*.md"))
     result = run_notebook("maintain.py", sample, "--preview", "sources/otter.txt")

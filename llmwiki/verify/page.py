@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -186,12 +187,14 @@ def page_sentences(body: str) -> list[PageSentence]:
     return sentences
 
 
-def _terms(text: str) -> set[str]:
-    return {word.lower() for word in _WORDS.findall(text)}
+@lru_cache(maxsize=65536)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(word.lower() for word in _WORDS.findall(text))
 
 
-def _windows(text: str) -> list[str]:
-    """Windows of one to three consecutive sentences of a chunk."""
+@lru_cache(maxsize=4096)
+def _windows(text: str) -> tuple[str, ...]:
+    """Windows of one to three consecutive sentences of a chunk (cached: each clause of a page looks at the same chunks)."""
     from llmwiki.chunking import sentence_spans
 
     sentences = [" ".join(text[start:end].split()) for start, end in sentence_spans(CITATION.sub("", text))]
@@ -200,7 +203,7 @@ def _windows(text: str) -> list[str]:
     for size in (1, 2, 3):
         for index in range(len(sentences) - size + 1):
             windows.append(" ".join(sentences[index:index + size]))
-    return windows or [" ".join(text.split())]
+    return tuple(windows) or (" ".join(text.split()),)
 
 
 def prune_premises(sentence: str, chunks: Sequence[tuple[int, str, int, str]], *, top_chunks: int = 3, top_windows: int = 8) -> list[tuple[str, tuple[int, str, int]]]:

@@ -1,0 +1,66 @@
+"""Command-line arguments for the notebooks, read the same way however a notebook is started.
+
+A notebook runs as a script (``python notebooks/ask.py --workspace DIR``),
+under marimo (``marimo run notebooks/ask.py -- --workspace DIR``, where
+``mo.cli_args()`` holds what follows ``--``), or as a script given a
+marimo-style ``--`` (``python notebooks/ask.py -- --workspace DIR``). All
+three read the same arguments. An argument the notebook does not know is an
+error that names it, never silently dropped, and there is no default
+workspace: a notebook that was not told which workspace to open says so
+instead of writing into the repository's sample ``workspace/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from llmwiki.errors import LlmwikiError
+
+
+class NotebookArgumentError(LlmwikiError):
+    """A notebook was started with arguments it does not take."""
+
+
+def _marimo_arguments() -> list[str] | None:
+    """What follows ``--`` on a ``marimo run/edit`` command line, as a list; None outside marimo."""
+    try:
+        import marimo as mo
+    except ImportError:
+        return None
+    if not mo.running_in_notebook():
+        return None
+    arguments = []
+    for key, value in mo.cli_args().items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if item is True or item == "":
+                arguments.append(f"--{key}")
+            elif item is not False and item is not None:
+                arguments += [f"--{key}", str(item)]
+    return arguments
+
+
+def parse_notebook_args(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse a notebook's arguments (see the module docstring); --workspace falls back to LLMWIKI_WORKSPACE.
+
+    Raises NotebookArgumentError naming unknown arguments, or a missing workspace.
+    """
+    if argv is None:
+        argv = _marimo_arguments()
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    known, unknown = parser.parse_known_args(argv)
+    if unknown:
+        msg = f"{parser.prog}: unknown argument(s) {' '.join(unknown)}. It takes: {parser.format_usage().strip().removeprefix('usage: ')}"
+        raise NotebookArgumentError(msg)
+    if getattr(known, "workspace", None) is None:
+        known.workspace = os.environ.get("LLMWIKI_WORKSPACE")
+    if not known.workspace:
+        msg = (f"{parser.prog}: no workspace given. Start it with --workspace DIR (python notebooks/x.py --workspace DIR, or "
+               "marimo run notebooks/x.py -- --workspace DIR), or set LLMWIKI_WORKSPACE; the repository's sample is workspace/ (make demo copies it to build/demo).")
+        raise NotebookArgumentError(msg)
+    return known
