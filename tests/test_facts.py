@@ -50,6 +50,9 @@ def test_a_name_the_window_lacks_is_found_when_the_window_refers_back_to_it():
     assert not found.failed
     swapped = check_facts("Galvani was born in Como in 1745.", ["He was born in Como in 1745."], contexts=[chunk], names=frozenset({"galvani", "volta"}))
     assert swapped.missing_names == ("Galvani",)
+    counted = "Alessandro Volta was a physicist. Napoleon made him a count in 1810."
+    assert not check_facts("Napoleon made Volta a count in 1810.", ["Napoleon made him a count in 1810."], contexts=[counted]).failed  # the slot of "him"
+    assert check_facts("Napoleon made Galvani a count in 1810.", ["Napoleon made him a count in 1810."], contexts=[counted]).missing_names == ("Galvani",)
 
 
 def test_a_swapped_name_standing_elsewhere_in_the_article_does_not_pull_in_its_window():

@@ -479,3 +479,58 @@ def test_a_workspace_loads_its_verifier_once_per_process(workspace):
     config = workspace.config
     overlap = dataclasses.replace(workspace, config=config.model_copy(update={"verification": config.verification.model_copy(update={"model": "lexical-overlap"})}))
     assert overlap.verifier() is not first and overlap.verifier().name == "lexical-overlap"  # control: other settings, another verifier
+
+
+FACTS = ("# Becquerel\n\nHenri Becquerel was born in Paris in 1852. He discovered radioactivity in 1896 while studying uranium salts. "
+         "The five eastern provinces of the country speak Swahili.\n")
+
+
+def facts_page(workspace, body: str) -> str:
+    (workspace.sources_dir / "becquerel.md").write_text(FACTS, encoding="utf-8")
+    page_file = workspace.root / "wiki/concepts/becquerel-notes.md"
+    page_file.write_text(f"---\ntitle: Becquerel notes\nsources:\n- path: sources/becquerel.md\n---\n\n# Becquerel notes\n\n{body}\n", encoding="utf-8")
+    ingest_paths(workspace, generate=False)
+    ingest_paths(workspace, [page_file])
+    return "wiki/concepts/becquerel-notes.md"
+
+
+def test_a_changed_fact_is_unsupported_whatever_the_model_says_and_the_reason_is_stored(workspace):
+    class Gullible:  # an NLI model that entails everything: the fact checks must still catch the change
+        name = "gullible-test"
+
+        def score(self, premises, hypotheses):
+            return np.array([[0.99, 0.005, 0.005]] * len(premises))
+
+    path = facts_page(workspace, "Becquerel was born in Lyon in 1852. Becquerel discovered radioactivity in 1901. "
+                                 "The five western provinces of the country speak Swahili. Becquerel found radioactivity in 1896 while studying uranium salts.")
+    result = verify_page(workspace, path, Gullible(), verbatim=False)
+    by_text = {sentence.sentence: sentence for sentence in result.sentences}
+    assert not by_text["Becquerel was born in Lyon in 1852."].supported(0.5)
+    assert "Lyon" in by_text["Becquerel was born in Lyon in 1852."].reason and by_text["Becquerel was born in Lyon in 1852."].flagged == ("Lyon",)
+    assert "1901" in by_text["Becquerel discovered radioactivity in 1901."].reason
+    assert "western (excerpt: eastern)" in by_text["The five western provinces of the country speak Swahili."].reason
+    control = by_text["Becquerel found radioactivity in 1896 while studying uranium salts."]
+    assert control.supported(0.5) and control.reason is None  # the true rewording passes
+    assert all(sentence.p_entailment == pytest.approx(0.99) for sentence in result.sentences)  # the raw probability is kept beside the score
+    stored = load_verification(workspace, path)
+    assert [s.reason for s in stored.sentences] == [s.reason for s in result.sentences] and stored.sentences[0].flagged == ("Lyon",)
+
+
+def test_verify_json_prints_every_sentence_with_verdict_score_reason_and_excerpt(workspace):
+    import json
+
+    from click.testing import CliRunner
+
+    from llmwiki.cli import cli
+
+    path = facts_page(workspace, "Becquerel was born in Lyon in 1852. Becquerel found radioactivity in 1896 while studying uranium salts.")
+    result = CliRunner().invoke(cli, ["verify", path, "--json", "-w", str(workspace.root)])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout.strip().splitlines()[-1])
+    assert record["page"] == path and record["model"] == "llmwiki-nli" and record["threshold"] == 0.5
+    false, true = record["sentences"]
+    assert false["text"] == "Becquerel was born in Lyon in 1852." and false["supported"] is False and "Lyon" in false["reason"]
+    assert true["supported"] is True and true["reason"] is None  # control
+    for sentence in record["sentences"]:
+        assert 0 <= sentence["score"] <= 1 and 0 <= sentence["p_entailment"] <= 1
+        assert sentence["excerpt"]["path"] == "sources/becquerel.md" and sentence["excerpt"]["chunk_id"] and len(sentence["excerpt"]["text"]) <= 300

@@ -263,7 +263,8 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
             missing_numbers += (word,)
     missing_names = tuple(dict.fromkeys(
         name for index, name in claim_names
-        if (stem(name) not in anchor_stems and not (refers_back and stem(name) in earlier)) or index in substituted
+        if (stem(name) not in anchor_stems and not (refers_back and stem(name) in earlier))
+        or (index in substituted and substituted[index].lower() not in PRONOUNS)  # in the slot of another word, not of a "him" that means it
     ))
     missing = [word for word in content if stem(word) not in anchor_stems]
     lexicon = default_lexicon()
