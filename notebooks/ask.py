@@ -40,14 +40,17 @@ def _(workspace):
 @app.cell
 def _(backend):
     agentic = mo.ui.switch(value=False, label="Agentic (tools)", disabled=not backend.generates)
-    strict = mo.ui.switch(value=True, label="Strict (hold the answer until it rests on a tool result)", disabled=not backend.generates)
+    strict = mo.ui.switch(value=backend.generates, label="Strict (hold the answer until it rests on a tool result)", disabled=not backend.generates)
     ask_button = mo.ui.run_button(label="Ask")
     return agentic, ask_button, strict
 
 
 @app.cell
-def _(agentic, ask_button, open_page, question, strict):
-    mo.vstack([question, mo.hstack([open_page, agentic, strict, ask_button], justify="start")])
+def _(agentic, ask_button, backend, open_page, question, strict):
+    _why = [] if backend.generates else [mo.md(
+        f"_Agentic and Strict need a generating backend with tool calls; this workspace answers with **{backend.name}** "
+        '(set `[llm] backend = "openai"` in wiki_config.toml to use them)._')]
+    mo.vstack([question, mo.hstack([open_page, agentic, strict, ask_button], justify="start"), *_why])
     return
 
 
@@ -120,7 +123,8 @@ def _(answer, citations, workspace):
     _rows = citations.value.to_dicts() if len(citations.value) else [{"citation": f"c{answer.citations[0].chunk_id}"}]
     _chunk_id = int(_rows[0]["citation"][1:])
     _text = workspace.store.chunk_texts([_chunk_id]).get(_chunk_id, "(the chunk no longer exists)")
-    mo.accordion({f"Cited chunk c{_chunk_id}": mo.md(_text)}, lazy=False)
+    _label = next((c.label for c in answer.citations if c.chunk_id == _chunk_id), "")
+    mo.callout(mo.vstack([mo.md(f"**Cited chunk c{_chunk_id}** · {_label}"), mo.md(_text)]), kind="neutral")  # open, not folded: selecting a row shows it
     return
 
 

@@ -61,14 +61,20 @@ def _(category, frame, keys, metrics, source):
 def _(flat):
     mo.stop(flat.is_empty())
     _data = flat.with_columns(pl.when(pl.col("dims") == "").then(pl.col("metric")).otherwise(pl.col("metric") + " · " + pl.col("dims")).alias("series"))
-    chart = (
-        alt.Chart(_data)
-        .mark_bar()
-        .encode(x=alt.X("value:Q", title=_data.get_column("unit")[0] or "value"), y=alt.Y("key:N", title=None), color=alt.Color("series:N", title="metric"),
-                tooltip=["key", "metric", "dims", "value", "unit", "as_of"])
-        .properties(height=alt.Step(18))
-    )
-    mo.ui.altair_chart(chart)
+    # One chart per metric: values of different metrics (a birth year, a count) are never added or share an axis;
+    # series of one metric (its dims) stand side by side, not stacked. "~g": 1745, not "1,745".
+    _charts = []
+    for _metric in _data.get_column("metric").unique(maintain_order=True).to_list():
+        _part = _data.filter(pl.col("metric") == _metric)
+        _unit = _part.get_column("unit").drop_nulls().first() or ""
+        _charts.append(mo.ui.altair_chart(
+            alt.Chart(_part, title=f"{_metric}" + (f" ({_unit})" if _unit else ""))
+            .mark_bar()
+            .encode(x=alt.X("value:Q", title=_unit or _metric, axis=alt.Axis(format="~g")), y=alt.Y("key:N", title=None), yOffset="series:N",
+                    color=alt.Color("series:N", title="series"), tooltip=["key", "metric", "dims", alt.Tooltip("value:Q", format="~g"), "unit", "as_of"])
+            .properties(height=alt.Step(14))
+        ))
+    mo.vstack(_charts)
     return
 
 

@@ -109,8 +109,10 @@ def _(lint_report, lint_rows):
         tooltip=["kind", "severity", "findings"],
     ).properties(height=alt.Step(22), title="Findings by kind") if lint_rows.height else mo.md("_No findings._")
     repair_button = mo.ui.run_button(label="Write repairs into the pages (contradiction warnings, data-gap TODOs)", disabled=not lint_rows.height)
-    _notes = mo.md("\n".join(f"- {note}" for note in lint_report.notes)) if lint_report.notes else None
-    mo.vstack([mo.md(f"**{lint_report.summary()}**"), _notes, _chart, mo.ui.table(lint_rows, selection=None, page_size=15), repair_button])
+    _shown = [mo.md(f"**{lint_report.summary()}**")]
+    if lint_report.notes:
+        _shown.append(mo.md("\n".join(f"- {note}" for note in lint_report.notes)))
+    mo.vstack([*_shown, _chart, mo.ui.table(lint_rows, selection=None, page_size=15), repair_button])
     return (repair_button,)
 
 
