@@ -147,24 +147,35 @@ def _terms(text: str) -> list[str]:
 
 
 def rank_sentences(sentences: Sequence[Sentence]) -> list[float]:
-    """Centrality of each sentence: mean TF-IDF cosine to the others, with a small lead bias."""
+    """Centrality of each sentence: mean TF-IDF cosine to the others, with a small lead bias.
+
+    The mean cosine of a row to the others is its dot product with the sum of
+    all (normalised) rows, less its own: the centroid form, computed over the
+    sparse entries only, so memory and time grow with the text (a 10 MB
+    source has 130,000 sentences: an n x n matrix would need 127 GiB).
+    """
     if not sentences:
         return []
     bags = [Counter(_terms(sentence.text)) for sentence in sentences]
-    vocabulary = {term: index for index, term in enumerate(sorted({term for bag in bags for term in bag}))}
-    if not vocabulary:
-        return [0.0] * len(sentences)
-    document_frequency = Counter(term for bag in bags for term in bag)
-    idf = np.array([math.log((1 + len(bags)) / (1 + document_frequency[term])) + 1 for term in vocabulary])
-    matrix = np.zeros((len(bags), len(vocabulary)))
+    vocabulary: dict[str, int] = {}
+    rows, columns, counts = [], [], []
     for row, bag in enumerate(bags):
         for term, count in bag.items():
-            matrix[row, vocabulary[term]] = (1 + math.log(count)) * idf[vocabulary[term]]
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    matrix = matrix / np.where(norms == 0, 1, norms)
-    similarity = matrix @ matrix.T
-    np.fill_diagonal(similarity, 0)
-    centrality = similarity.sum(axis=1) / max(len(sentences) - 1, 1)
+            rows.append(row)
+            columns.append(vocabulary.setdefault(term, len(vocabulary)))
+            counts.append(count)
+    if not vocabulary:
+        return [0.0] * len(sentences)
+    rows_array, columns_array = np.array(rows, dtype=np.int64), np.array(columns, dtype=np.int64)
+    document_frequency = np.bincount(columns_array, minlength=len(vocabulary))
+    idf = np.log((1 + len(bags)) / (1 + document_frequency)) + 1
+    values = (1 + np.log(np.array(counts, dtype=np.float64))) * idf[columns_array]
+    norms = np.sqrt(np.bincount(rows_array, weights=values ** 2, minlength=len(bags)))
+    values = values / np.where(norms == 0, 1, norms)[rows_array]
+    column_sums = np.bincount(columns_array, weights=values, minlength=len(vocabulary))
+    to_all = np.bincount(rows_array, weights=values * column_sums[columns_array], minlength=len(bags))
+    to_self = np.bincount(rows_array, weights=values ** 2, minlength=len(bags))
+    centrality = (to_all - to_self) / max(len(sentences) - 1, 1)
     lead = np.array([1.0 / math.sqrt(1 + sentence.position / 5) for sentence in sentences])
     return list(centrality * (0.75 + 0.25 * lead))
 

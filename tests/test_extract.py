@@ -212,3 +212,31 @@ def test_every_sample_source_extracts_with_its_extractor():
         ".pdf": "pypdf",
         ".docx": "python-docx",
     }
+
+
+@pytest.mark.parametrize(("text", "encoding"), [
+    ("Angoulême est une ville. Il est très content.", "latin-1"), ("Die Größe der Straße ist schön.", "latin-1"),
+    ("Le café, la manière.", "cp1252"), ("Smart quotes “like this” – and a dash…", "cp1252"),
+])
+def test_short_western_texts_in_latin1_or_cp1252_decode_right(text, encoding):
+    from llmwiki.extract import decode_text
+
+    assert decode_text(text.encode(encoding), Path("note.txt"))[0] == text
+
+
+@pytest.mark.parametrize(("text", "encoding"), [("Привет, как дела? Это тест кодировки.", "cp1251"), ("Zażółć gęślą jaźń. Płyną łódki.", "cp1250")])
+def test_other_legacy_encodings_are_still_detected(text, encoding):  # control: the Western rule does not swallow them
+    from llmwiki.extract import decode_text
+
+    assert decode_text(text.encode(encoding), Path("note.txt"))[0] == text
+
+
+def test_the_latin1_cmu_article_keeps_its_accents():
+    from llmwiki.extract import decode_text
+
+    article = Path(__file__).resolve().parents[2] / "shared" / "data" / "cmu-qa" / "S08" / "data" / "set4" / "a8.txt"
+    if not article.is_file():
+        pytest.skip(f"{article} is absent (../shared/data, see its README)")
+    data = article.read_bytes()
+    assert "manière".encode("latin-1") in data
+    assert "manière" in decode_text(data, article)[0]

@@ -250,3 +250,41 @@ def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypat
         ingest_paths(workspace)
     after = {path: path.read_bytes() for path in (workspace.root / "wiki").rglob("*.md")}
     assert after == before  # every page as it was
+
+
+def _dense_centrality(sentences):
+    """The definition, as an n x n matrix: mean TF-IDF cosine to the other sentences, with the lead bias."""
+    import math
+    from collections import Counter
+
+    import numpy as np
+
+    from llmwiki.generate import _terms
+
+    bags = [Counter(_terms(sentence.text)) for sentence in sentences]
+    vocabulary = {term: index for index, term in enumerate(sorted({term for bag in bags for term in bag}))}
+    frequency = Counter(term for bag in bags for term in bag)
+    idf = np.array([math.log((1 + len(bags)) / (1 + frequency[term])) + 1 for term in vocabulary])
+    matrix = np.zeros((len(bags), len(vocabulary)))
+    for row, bag in enumerate(bags):
+        for term, count in bag.items():
+            matrix[row, vocabulary[term]] = (1 + math.log(count)) * idf[vocabulary[term]]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix = matrix / np.where(norms == 0, 1, norms)
+    similarity = matrix @ matrix.T
+    np.fill_diagonal(similarity, 0)
+    lead = np.array([1.0 / math.sqrt(1 + sentence.position / 5) for sentence in sentences])
+    return list(similarity.sum(axis=1) / max(len(sentences) - 1, 1) * (0.75 + 0.25 * lead))
+
+
+def test_sentence_centrality_matches_its_definition_without_an_n_by_n_matrix():
+    import numpy as np
+
+    from llmwiki.generate import Sentence, rank_sentences
+
+    texts = ["Volta built the pile.", "The pile gave current.", "Otters eat urchins.", "Volta and the pile of zinc.", "---", "Current flowed in the pile."]
+    sentences = [Sentence(text, 1, position) for position, text in enumerate(texts)]
+    assert np.allclose(rank_sentences(sentences), _dense_centrality(sentences))
+    many = [Sentence(f"Sentence {index} about topic {index % 97} and item {index % 13}.", 1, index) for index in range(130_000)]
+    scores = rank_sentences(many)  # a 10 MB source: 130,000 sentences (the dense form would need 127 GiB)
+    assert len(scores) == len(many) and all(np.isfinite(scores[:100]))
