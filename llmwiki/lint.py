@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from llmwiki.pages import source_paths, split_frontmatter
+from llmwiki.pages import link_target, source_paths, split_frontmatter
 from llmwiki.verify.page import quote_form
 
 SEVERITIES = ("error", "warning", "info")
@@ -95,7 +95,7 @@ def _pages(root: Path) -> dict[str, _Page]:
 
 def _resolve(page: str, target: str) -> str | None:
     """The workspace path a relative link points at, or None for external links and anchors."""
-    target = target.split("#", 1)[0]
+    target = link_target(target.split("#", 1)[0])
     if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
         return None
     parts: list[str] = []

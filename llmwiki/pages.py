@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import yaml
 
@@ -118,6 +119,17 @@ def strip_citation_definitions(body: str) -> str:
     return _CITATION_DEFINITION.sub("", body).rstrip() + "\n"
 
 
+def link_destination(path: str) -> str:
+    """A relative path as a Markdown link destination that survives any file name: percent-encoded
+    (spaces, non-ASCII letters, brackets, newlines), as CommonMark reads it; ``link_target`` undoes it."""
+    return quote(path, safe="/-._~")
+
+
+def link_target(destination: str) -> str:
+    """The path a link destination written by ``link_destination`` (or by hand) points at."""
+    return unquote(destination.strip().removeprefix("<").removesuffix(">"))
+
+
 def citation_definitions(citations: Mapping[int, tuple[str, int, str]], *, page_path: str) -> str:
     """Definition lines for chunk ids -> (source path, page number, breadcrumb)."""
     depth = len(Path(page_path).parent.parts)
@@ -126,7 +138,7 @@ def citation_definitions(citations: Mapping[int, tuple[str, int, str]], *, page_
     for chunk_id, (source_path, page_number, breadcrumb) in sorted(citations.items()):
         where = f"p.{page_number}" + (f" · {breadcrumb}" if breadcrumb else "")
         where = where.replace('"', "'")
-        lines.append(f'[c{chunk_id}]: {prefix}{source_path} "{where}"')
+        lines.append(f'[c{chunk_id}]: {link_destination(prefix + source_path)} "{where}"')
     return "\n".join(lines)
 
 

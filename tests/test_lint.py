@@ -198,3 +198,17 @@ def test_lint_scores_pairs_with_a_configured_nli_model(planted, tmp_path):
     assert report.pairs_scored > 0 and not report.notes
     flagged = [finding for finding in report.findings if finding.kind == "contradiction"]
     assert flagged and all(finding.score > 0.99 for finding in flagged)  # the label was found by name, at index 0
+
+
+@pytest.mark.parametrize("name", ["name with spaces é.md", "brackets (draft) [v2].md", "line\nbreak.md"])
+def test_citations_of_sources_with_any_file_name_are_links_lint_accepts(workspace, name):
+    (workspace.sources_dir / name).write_text("# Odd name\n\nThe Kelp Forest shelters many fish along the northern coast every spring.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    summary = next((workspace.root / "wiki" / "summaries").glob("*.md")).read_text(encoding="utf-8")
+    assert "[c" in summary and " " not in summary.split("]: ", 1)[1].split(" ", 1)[0]  # the destination is one token
+    report = lint(workspace)
+    assert not [finding for finding in report.findings if finding.kind == "broken-link"], report.findings
+    page = next((workspace.root / "wiki" / "summaries").glob("*.md"))
+    page.write_text(page.read_text(encoding="utf-8").replace("](../", "](../missing-"), encoding="utf-8")  # control: a broken link is still found
+    page.write_text(page.read_text(encoding="utf-8") + "\n[broken]: ../../sources/no%20such%20file.md\n", encoding="utf-8")
+    assert [finding for finding in lint(workspace).findings if finding.kind == "broken-link"]
