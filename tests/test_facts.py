@@ -78,6 +78,12 @@ def test_a_negation_in_another_clause_of_the_evidence_is_not_the_sentences():
     assert check_facts("Ford accepted the offer from Haig.", evidence).negation == "evidence"
 
 
+def test_a_capital_after_a_sentence_end_inside_the_claim_is_not_a_name():
+    evidence = ["The kingdom fell in 1815. Well before this, Avogadro taught in Turin."]
+    assert not check_facts("The kingdom fell in 1815.) Well before this, Avogadro taught in Turin.", evidence).failed
+    assert check_facts("The kingdom fell in 1815. Well before this, Galvani taught in Turin.", evidence).missing_names == ("Galvani",)  # control
+
+
 def test_lowercase_words_are_never_names():
     evidence = ["Newspapers across the nation picked up on the statement. The Union Government responded."]
     check = check_facts("Newspapers across the country picked up on the statement.", evidence)

@@ -41,6 +41,7 @@ from llmwiki.verify.lexicon import default_lexicon
 
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _NUMBER = re.compile(r"^(\d[\d,]*(?:\.\d+)?)(st|nd|rd|th|s)?$")
+_OPENING = re.compile(r"[.!?][\"')\]”’]*\s+(?=[\"'“(]?[A-Z])")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(]?[A-Z0-9])")
 STOPWORDS = frozenset("""
 a about above after again against all also although am an and any are as at be because been before being below between both
@@ -233,10 +234,13 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     if names is None:
         names = name_words([claim, *windows])
     claim_numbers = numbers(claim_words)
-    claim_names: list[tuple[int, str]] = []  # (position, as written): capitalised in the claim, past its first word or a known name
+    initial = {0}  # positions that open a sentence: there a capital letter says nothing ("...kingdom.) Well before this")
+    for match in _OPENING.finditer(claim):
+        initial.add(len(tokens(claim[: match.end()])))
+    claim_names: list[tuple[int, str]] = []  # (position, as written): capitalised in the claim, past a sentence's first word or a known name
     for index, word in enumerate(claim_words):
         lowered = word.lower()
-        if word[:1].isupper() and lowered not in STOPWORDS and (index > 0 or lowered in names) and _number(word) is None:
+        if word[:1].isupper() and lowered not in STOPWORDS and (index not in initial or lowered in names) and _number(word) is None:
             claim_names.append((index, word))
     content = _content(claim_words)
     predicate = {stem(word) for word in content if word.lower() not in names and _number(word) is None}
