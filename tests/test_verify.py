@@ -199,13 +199,19 @@ SPREAD = ("# Reef\n\nThe reef lies off the northern cape. Storms hit the coast i
           "Tourists arrive by ferry. The reef shelters green turtles.\n")
 
 
-def reef_page(workspace, sentence: str) -> str:
-    (workspace.sources_dir / "reef.md").write_text(SPREAD, encoding="utf-8")
-    page_file = workspace.root / "wiki/concepts/reef-notes.md"
-    page_file.write_text(f"---\ntitle: Reef notes\nsources:\n- path: sources/reef.md\n---\n\n# Reef notes\n\n{sentence}\n", encoding="utf-8")
+def page_on_source(workspace, source: str, source_text: str, title: str, body: str) -> str:
+    """A hand-written concept page resting on one source, both ingested; returns the page's path."""
+    (workspace.sources_dir / source).write_text(source_text, encoding="utf-8")
+    relative = f"wiki/concepts/{title.lower().replace(' ', '-')}.md"
+    page_file = workspace.root / relative
+    page_file.write_text(f"---\ntitle: {title}\nsources:\n- path: sources/{source}\n---\n\n# {title}\n\n{body}\n", encoding="utf-8")
     ingest_paths(workspace, generate=False)
     ingest_paths(workspace, [page_file])
-    return "wiki/concepts/reef-notes.md"
+    return relative
+
+
+def reef_page(workspace, sentence: str) -> str:
+    return page_on_source(workspace, "reef.md", SPREAD, "Reef notes", sentence)
 
 
 def test_a_sentence_is_as_supported_as_its_weakest_clause(workspace):
@@ -486,12 +492,7 @@ FACTS = ("# Becquerel\n\nHenri Becquerel was born in Paris in 1852. He discovere
 
 
 def facts_page(workspace, body: str) -> str:
-    (workspace.sources_dir / "becquerel.md").write_text(FACTS, encoding="utf-8")
-    page_file = workspace.root / "wiki/concepts/becquerel-notes.md"
-    page_file.write_text(f"---\ntitle: Becquerel notes\nsources:\n- path: sources/becquerel.md\n---\n\n# Becquerel notes\n\n{body}\n", encoding="utf-8")
-    ingest_paths(workspace, generate=False)
-    ingest_paths(workspace, [page_file])
-    return "wiki/concepts/becquerel-notes.md"
+    return page_on_source(workspace, "becquerel.md", FACTS, "Becquerel notes", body)
 
 
 def test_a_changed_fact_is_unsupported_whatever_the_model_says_and_the_reason_is_stored(workspace):
