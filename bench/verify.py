@@ -42,6 +42,7 @@ import shutil
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -153,7 +154,7 @@ def article_chunks(key: str, text: str, *, words_per_chunk: int = 250) -> list[t
             current = []
     if current:
         chunks.append("\n\n".join(current))
-    base = abs(hash(key)) % 10_000_000 * 1000
+    base = zlib.crc32(key.encode()) % 10_000_000 * 1000  # stable ids across runs (hash() of a str is salted per process)
     return [(base + index, key, 1, chunk) for index, chunk in enumerate(chunks)]
 
 

@@ -189,7 +189,13 @@ class _Candidate:
     order: int  # the item's place in the selection
     passage: str  # the chunk's text: what the refusal rule reads
     referent: str  # the document's title: what an opening "it" or "they" refers to
-    preceding: str = ""  # the chunk's text before the sentence: who an opening "he" or "she" is
+    chunk_text: str = ""
+    offset: int = 0  # where the sentence starts in chunk_text
+
+    @property
+    def preceding(self) -> str:
+        """The chunk's text before the sentence: who an opening "he" or "she" is (read only for quoted sentences)."""
+        return CITATION.sub("", self.chunk_text[: self.offset])[-400:]
 
 
 def _candidates(workspace, selection: Selection) -> list[_Candidate]:
@@ -207,17 +213,18 @@ def _candidates(workspace, selection: Selection) -> list[_Candidate]:
             document = workspace.store.document_by_path(item.path) if item.path else None
             titles[item.path] = " ".join(((document.title if document else None) or Path(item.path or "").stem).replace("_", " ").split())
         passage = " ".join(CITATION.sub("", item.text).split())
+        segment_offset = 0
         for segment in CITATION.split(item.text):  # wiki text ends each quoted sentence with its citation: split there first
+            segment_offset = item.text.find(segment, segment_offset)
             if segment.isdigit():
                 continue
             for start, end in sentence_spans(segment):
                 sentence = " ".join(segment[start:end].split())
-                preceding = CITATION.sub("", item.text[: item.text.find(segment) + start] if segment in item.text else "")[-400:]
                 if len(sentence.split()) < 4 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
                     continue
                 if len(sentence.split()) > 80 or sum(word[:1].isupper() for word in sentence.split()) > 0.5 * len(sentence.split()):
                     continue  # a run of names or an infobox read as one sentence, not prose
-                candidates.append(_Candidate(sentence, item.chunk_id, order, passage, titles[item.path], preceding))
+                candidates.append(_Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start))
     return candidates
 
 

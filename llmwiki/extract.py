@@ -55,8 +55,9 @@ def _decodes(data: bytes, encoding: str) -> bool:
     return True
 
 
-def _looks_western(data: bytes) -> bool:
-    """Whether non-UTF-8 bytes read as Windows-1252 give Western European text: nearly every non-ASCII
+def _as_western(data: bytes) -> str | None:
+    """The bytes read as Windows-1252 (Latin-1 where a byte is undefined there) when that gives Western
+    European text, else None. Western means: nearly every non-ASCII
     character a common accented letter or sign, and few of the letters non-ASCII (French or German
     has a few per cent; Cyrillic or Greek read this way would be all of them).
 
@@ -66,18 +67,18 @@ def _looks_western(data: bytes) -> bool:
     text = data.decode("cp1252", errors="replace") if _decodes(data, "cp1252") else data.decode("latin-1")
     non_ascii = [char for char in text if ord(char) > 127]
     if not non_ascii:
-        return True
+        return text
     letters = sum(char.isalpha() for char in text)
     western = sum(char in _WESTERN for char in non_ascii)
     accented_letters = sum(char.isalpha() for char in non_ascii)
-    return western / len(non_ascii) >= 0.9 and accented_letters <= 0.3 * max(letters, 1)
+    return text if western / len(non_ascii) >= 0.9 and accented_letters <= 0.3 * max(letters, 1) else None
 
 
 def decode_text(data: bytes, path: Path) -> tuple[str, str]:
     """Decode a text file's bytes; returns (text, encoding) or raises IngestError.
 
     Byte-order marks first, then UTF-8, then Windows-1252 when the bytes read
-    as Western European text (``_looks_western``), then charset detection.
+    as Western European text (``_as_western``), then charset detection.
     """
     for bom, encoding in _BOMS:
         if data.startswith(bom):
@@ -96,8 +97,8 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str]:
         return clean_text(data.decode("utf-8")), "utf-8"
     except UnicodeDecodeError:
         pass
-    if _looks_western(data):
-        return clean_text(data.decode("cp1252", errors="replace") if _decodes(data, "cp1252") else data.decode("latin-1")), "cp1252"
+    if (western := _as_western(data)) is not None:
+        return clean_text(western), "cp1252"
     best = charset_normalizer.from_bytes(data).best()
     if best is None:
         raise IngestError(path, "is not text in any encoding that could be detected", "Re-save it as UTF-8")

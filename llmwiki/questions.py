@@ -200,15 +200,6 @@ def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: 
     return ranked
 
 
-def coverage(question: str, text: str) -> float:
-    """The share of the question's content words (by stem) that the text holds."""
-    stems = {stem(word) for word in content_words(question)}
-    if not stems:
-        return 0.0
-    held = {stem(word) for word in tokens(text)}
-    return len(stems & held) / len(stems)
-
-
 _NAME_RUN = re.compile(r"\b((?:[A-Z][\w'’-]+)(?:[ ]+(?:(?:of|de|von|van|du|da|la|le)[ ]+)?[A-Z][\w'’-]+)*)")
 _PERSONAL = ("he", "she", "his", "her")
 

@@ -250,7 +250,7 @@ def select(workspace, question: str, *, open_page: str | None = None) -> Selecti
             notes.append(f"The selected wiki chunks cite {len(followed)} more source chunks; they were added, so answers cite sources, not pages.")
         present = {item.chunk_id for item in items}
         answers = [item for item in items if item.kind == "wiki" and (item.path or "").startswith("wiki/answers/")
-                   and set(cited_chunk_ids(hit_text(workspace, item.chunk_id))) <= present]
+                   and set(cited_chunk_ids(item.text)) <= present]
         if answers:  # a saved answer gives way to the source chunks it cites: answers never rest on answers
             items = [item for item in items if item not in answers]
             notes.append(f"{len(answers)} saved answer chunk(s) gave way to the source chunks they cite.")
@@ -278,7 +278,7 @@ def _follow_citations(workspace, items: list[ContextItem], *, limit: int) -> lis
     wanted: list[int] = []
     for item in items:
         if item.kind == "wiki" and item.chunk_id is not None:
-            for chunk_id in cited_chunk_ids(hit_text(workspace, item.chunk_id)):
+            for chunk_id in cited_chunk_ids(item.text):  # the page text keeps its inline citations
                 if chunk_id not in present and chunk_id not in wanted:
                     wanted.append(chunk_id)
     if not wanted:

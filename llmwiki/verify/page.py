@@ -251,9 +251,14 @@ def quote_form(text: str) -> str:
 def premise_pairs(parts: Sequence[str], chunks, *, premises_per_sentence: int) -> list[tuple[int, str, tuple]]:
     """(clause index, premise window, where) for a sentence's clauses: the premise budget is
     shared among them (at least 2 windows each), so splitting does not multiply the model's work."""
-    per_part = max(2, premises_per_sentence // len(parts))
+    per_part = windows_per_clause(premises_per_sentence, len(parts))
     return [(index, window, where) for index, part in enumerate(parts)
             for window, where in prune_premises(part, chunks, top_windows=per_part)]
+
+
+def windows_per_clause(premises_per_sentence: int, clause_count: int) -> int:
+    """A sentence's premise budget shared among its clauses, at least 2 windows each."""
+    return max(2, premises_per_sentence // clause_count)
 
 
 FACT_WINDOWS = 12  # windows a clause's facts are checked against (no model call: cheap)
@@ -281,6 +286,7 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
     pairs: list[tuple[int, int, str, tuple]] = []  # (sentence, clause, premise window, where)
     parts: dict[int, list[str]] = {}
     rows_features: dict[int, list[float]] = {}
+    candidates: dict[tuple[int, int], list] = {}  # (sentence, clause) -> its premise windows, best first
     for index, sentence in enumerate(sentences):
         needle = quote_form(sentence.text)
         copied = next((where for text, where in normalised if needle in text), None) if verbatim else None
@@ -288,8 +294,12 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
             scores[index] = SentenceScore(sentence.text, sentence.start, sentence.end, 1.0, 0.0, sentence.text[:EXCERPT_CHARS], copied[1], copied[2], copied[0], score=1.0)
             continue
         parts[index] = clauses(sentence.text) if split else [sentence.text]
-        for part_index, window, where in premise_pairs(parts[index], chunks, premises_per_sentence=premises_per_sentence):
-            pairs.append((index, part_index, window, where))
+        per_part = windows_per_clause(premises_per_sentence, len(parts[index]))
+        for part_index, part in enumerate(parts[index]):
+            # One ranking per clause: the model sees its first windows, the fact checks all FACT_WINDOWS
+            # (premise_pairs would rank the same windows again).
+            candidates[(index, part_index)] = prune_premises(part, chunks, top_windows=max(FACT_WINDOWS, per_part))
+            pairs += [(index, part_index, window, where) for window, where in candidates[(index, part_index)][:per_part]]
     probabilities = verifier.score([window for _, _, window, _ in pairs], [parts[index][part] for index, part, _, _ in pairs]) if pairs else np.zeros((0, 3))
     rows_of: dict[tuple[int, int], list[int]] = {}
     for row, (index, part, _, _) in enumerate(pairs):
@@ -300,11 +310,11 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
         for part, text in enumerate(sentence_parts):
             rows = rows_of[(index, part)]
             best = max(rows, key=lambda row: probabilities[row, 0])
-            candidates = prune_premises(text, chunks, top_windows=FACT_WINDOWS)
-            check = check_facts(text, [window for window, _ in candidates], names=names,
-                                contexts=[f"{titles.get(where[1], '')}. {chunk_texts[where[0]]}" for _, where in candidates])
+            windows = candidates[(index, part)]
+            check = check_facts(text, [window for window, _ in windows], names=names,
+                                contexts=[f"{titles.get(where[1], '')}. {chunk_texts[where[0]]}" for _, where in windows])
             judged.append((float(probabilities[best, 0]), float(max(probabilities[row, 2] for row in rows)), pairs[best][2], pairs[best][3],
-                           check, *candidates[check.anchor_index]))
+                           check, *windows[check.anchor_index]))
         weakest = min(range(len(judged)), key=lambda part: judged[part][0])
         failed = [item for item in judged if item[4].failed]
         _, _, window, where, _, _, _ = judged[weakest]
