@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from llmwiki import history  # noqa: E402
-from llmwiki.ingest import ingest_paths  # noqa: E402
+from llmwiki.wiki import ingest_paths  # noqa: E402
 from llmwiki.lint import lint  # noqa: E402
 from llmwiki.maintain import consistency_problems, restore, withdraw  # noqa: E402
 from llmwiki.snapshots import snapshot_folder, snapshots, take_snapshot  # noqa: E402

@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO))
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.chunking import chunk_pages  # noqa: E402
 from llmwiki.extract import decode_text, extract  # noqa: E402
-from llmwiki.generate import regenerate_sources  # noqa: E402
-from llmwiki.ingest import ingest_paths  # noqa: E402
+from llmwiki.wiki import regenerate_sources  # noqa: E402
+from llmwiki.wiki import ingest_paths  # noqa: E402
 from llmwiki.models import minilm_token_counter  # noqa: E402
 from llmwiki.workspace import Workspace  # noqa: E402
 

@@ -87,7 +87,7 @@ def contains_reference(text: str, entry: dict) -> bool:
 
 
 def build(data: Path, cache: Path, rebuild: bool) -> tuple[Workspace, float | None]:
-    from llmwiki.ingest import ingest_paths
+    from llmwiki.wiki import ingest_paths
 
     if cache.exists() and not rebuild and (cache / "wiki" / "index.md").is_file():
         return Workspace.open(cache), None

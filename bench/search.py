@@ -155,6 +155,7 @@ def bm25s_engine(texts: dict[str, str]):
 def duckdb_fts_engine(store: Store):
     started = time.perf_counter()
     with store.connect() as conn:
+        load_fts(conn)  # from its package file: a fresh clone has nothing installed in ~/.duckdb
         conn.execute("PRAGMA create_fts_index('chunks', 'id', 'text', stemmer='porter', stopwords='english', overwrite=1)")
     store.checkpoint()
     build = time.perf_counter() - started

@@ -273,7 +273,7 @@ def main() -> None:
             scores = verifier.score([pair["p"] for pair in held_out], [pair["h"] for pair in held_out])[:, 0]
             print(f"  {name:<42}{roc_auc(nli_labels, scores):>7.3f}")
 
-    from llmwiki.ingest import ingest_paths
+    from llmwiki.wiki import ingest_paths
     from llmwiki.verify import verify_page
     from llmwiki.workspace import Workspace
 

@@ -1,4 +1,24 @@
-"""llmwiki: a notebook-driven analysis and QA workbench over a Markdown wiki."""
+"""llmwiki: a notebook-driven analysis and QA workbench over a Markdown wiki.
+
+The package in layers; a module imports only from its own layer or below
+(``tests/test_layers.py`` checks this, and that no import cycle exists):
+
+1. foundations, no workspace: ``errors``, ``records``, ``config``, ``pages``
+   (Markdown pages and frontmatter), ``extract``, ``chunking``, ``history``
+   (git), ``backends`` (answer models), ``embeddings``, ``datasets``,
+   ``tracing``, ``verify.nli`` and the pure checks of ``verify``, ``questions``
+2. ``store``: the DuckDB store, the one module with SQL
+3. ``workspace``: a folder's paths, settings and handles (store, backend, verifier)
+4. read and derive: ``search`` (BM25 over stored chunks), ``ingest`` (files ->
+   stored documents and chunks), ``generate`` (stored chunks -> page texts)
+5. ``snapshots``: store copies at commits, restore, damaged-store recovery
+6. ``journal``: crash safety around every write, and ``open_workspace``
+7. ``wiki``: the one write path (publish), and ingest + generation as one unit
+8. ``select`` (pre-retrieval), ``verify.page`` (page verification)
+9. ``answer``, ``maintain`` (withdraw, edit, delete, restore)
+10. ``lint``
+11. ``cli`` (and the notebooks): gather input, show output
+"""
 
 from llmwiki.errors import LlmwikiError
 from llmwiki.workspace import Workspace

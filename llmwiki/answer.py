@@ -511,7 +511,9 @@ def agentic_answer(
 
 def save_answer(workspace, answer: Answer, *, title: str | None = None) -> tuple[str, str | None]:
     """Write the answer as wiki/answers/<slug>.md (merged into an existing one); returns (path, commit)."""
-    from llmwiki.generate import ANSWERS, _with_citations, join_sections, publish, split_sections
+    from llmwiki.generate import join_sections, split_sections, with_citations
+    from llmwiki.pages import ANSWERS
+    from llmwiki.wiki import publish
 
     if answer.refused:
         raise LlmwikiError(f"a refusal cannot be saved as a page ({answer.text.strip()[:160]}): there is nothing cited to keep. Ask a question the sources answer.")
@@ -536,6 +538,6 @@ def save_answer(workspace, answer: Answer, *, title: str | None = None) -> tuple
                     "generated_by": answer.backend, "created": now, "updated": now}
             preamble, sections = f"# {title}", {}
         sections[f"chat {len(sections) + 1:03d} {now}"] = section
-        text = _with_citations(store, meta, join_sections(preamble, sections), relative)
+        text = with_citations(store, meta, join_sections(preamble, sections), relative)
         _, commit = publish(workspace, {relative: text}, operation="save answer", subject=relative)
     return relative, commit

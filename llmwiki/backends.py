@@ -196,7 +196,20 @@ class OpenAIBackend:
         finish_reason = None
         model = self.model
         usage: dict = {}
-        for line in response.iter_lines():
+        lines = response.iter_lines()
+        while True:
+            try:
+                line = next(lines, None)
+            except (httpx.TimeoutException, httpx.TransportError) as err:
+                if not parts and not calls:
+                    raise  # nothing shown yet: the caller may retry from the start
+                # Tokens were already shown: a retry from the start would print them twice.
+                raise BackendError(
+                    f"{self.endpoint}: the streamed reply broke off after {len(parts)} tokens ({_failure(err, self.timeout_s)}); "
+                    "what arrived was shown once and is not repeated. Ask again, or raise [llm] timeout_s."
+                ) from err
+            if line is None:
+                break
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()

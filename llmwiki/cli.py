@@ -22,10 +22,11 @@ console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
 
 
-def _workspace(path: str | None) -> Workspace:
-    from llmwiki.journal import RECOVERED
+def _workspace(path: str | None, *, damaged_ok: bool = False) -> Workspace:
+    """The workspace, its store checked and any interrupted operation finished or undone."""
+    from llmwiki.journal import RECOVERED, open_workspace
 
-    workspace = Workspace.open(path) if path else Workspace.find()
+    workspace = open_workspace(path or None, damaged_ok=damaged_ok)
     if workspace.root in RECOVERED:
         errors.print(f"Note: {RECOVERED.pop(workspace.root)}.", highlight=False, markup=False)
     return workspace
@@ -53,8 +54,7 @@ def cli() -> None:
 def init(path: str, no_git: bool) -> None:
     """Create a workspace at PATH (existing files are kept)."""
     workspace = Workspace.init(path, git=not no_git)
-    with workspace.store.connect():
-        pass
+    workspace.store.migrate()
     console.print(f"Workspace ready at {workspace.root}")
     console.print(f"Put documents in {workspace.sources_dir}, then run: llmwiki ingest -w {workspace.root}")
 
@@ -65,8 +65,9 @@ def init(path: str, no_git: bool) -> None:
 @click.option("--copy", is_flag=True, help="Copy files from outside the workspace into sources/ first.")
 @click.option("--no-wiki", is_flag=True, help="Only extract, chunk and index; write no wiki pages.")
 def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wiki: bool) -> None:
-    """Ingest files or folders (default: the workspace's sources/), then write their wiki pages."""
-    from llmwiki.ingest import ingest_paths
+    """Ingest files or folders (default: the workspace's sources/), then write the wiki pages of every
+    source that lacks them (also those an interrupted run left without)."""
+    from llmwiki.wiki import ingest_paths
 
     workspace = _workspace(workspace_path)
     with Progress(
@@ -90,6 +91,8 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
     for outcome in report.problems:
         errors.print(f"  [red]{outcome.action:<9}[/red] {outcome.reason}", highlight=False)
     console.print(report.summary())
+    if report.finished:
+        console.print(f"Finished {len(report.finished)} source(s) an earlier run left without pages: {', '.join(report.finished)}", highlight=False, markup=False)
     if report.generation is not None:
         _print_generation(report.generation)
     totals = workspace.store.totals()
@@ -112,7 +115,7 @@ def _print_generation(generation) -> None:
 @click.option("--all", "everything", is_flag=True, help="Regenerate the pages of every ready source.")
 def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: bool) -> None:
     """Rewrite the wiki pages of sources (named directly or by one of their pages)."""
-    from llmwiki.generate import regenerate_sources, sources_for
+    from llmwiki.wiki import regenerate_sources, sources_for
 
     workspace = _workspace(workspace_path)
     if everything:
@@ -377,13 +380,24 @@ def history_command(page: str | None, workspace_path: str | None, limit: int) ->
 
 
 @cli.command("restore")
-@click.argument("revision")
+@click.argument("revision", required=False)
 @workspace_option
-def restore_command(revision: str, workspace_path: str | None) -> None:
-    """Bring files and store back to REVISION, as a new commit (nothing is rewritten)."""
-    from llmwiki.maintain import restore
+def restore_command(revision: str | None, workspace_path: str | None) -> None:
+    """Bring files and store back to REVISION, as a new commit (nothing is rewritten).
 
-    report = restore(_workspace(workspace_path), revision)
+    Without REVISION, only a damaged or missing store is replaced: by the
+    snapshot of HEAD when one is usable, else rebuilt from the files.
+    """
+    from llmwiki.maintain import recover, restore
+
+    workspace = _workspace(workspace_path, damaged_ok=True)
+    if revision is None:
+        recovery = recover(workspace)
+        if recovery is None:
+            raise click.UsageError("the store is sound; name a REVISION to go back to (`llmwiki history` lists them)")
+        console.print(recovery.summary(), highlight=False, markup=False)
+        return
+    report = restore(workspace, revision)
     console.print(report.summary(), highlight=False, markup=False)
 
 
@@ -415,7 +429,13 @@ def trace(workspace_path: str | None) -> None:
 @workspace_option
 def status(workspace_path: str | None) -> None:
     """Documents by kind and status, and every failure with its reason."""
-    workspace = _workspace(workspace_path)
+    from llmwiki.snapshots import store_problem
+
+    workspace = _workspace(workspace_path, damaged_ok=True)
+    problem = store_problem(workspace)
+    if problem is not None:
+        errors.print(problem, highlight=False, markup=False)
+        sys.exit(1)
     store = workspace.store
     table = Table(title=f"Documents in {workspace.root}")
     for column in ("kind", "status", "documents"):
@@ -471,8 +491,16 @@ def embed(workspace_path: str | None, model: str | None) -> None:
 @cli.command()
 @workspace_option
 def reindex(workspace_path: str | None) -> None:
-    """Rebuild the full-text postings of every chunk from its stored text."""
-    workspace = _workspace(workspace_path)
+    """Rebuild the full-text postings of every chunk from its stored text.
+
+    A damaged or missing store is replaced first (the snapshot of HEAD, else a rebuild from the files).
+    """
+    from llmwiki.maintain import recover
+
+    workspace = _workspace(workspace_path, damaged_ok=True)
+    recovery = recover(workspace)
+    if recovery is not None:
+        console.print(recovery.summary(), highlight=False, markup=False)
     workspace.store.rebuild_search_index()
     console.print(f"Search index rebuilt: {workspace.store.totals()['chunks']} chunks.")
 

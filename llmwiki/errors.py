@@ -30,6 +30,14 @@ class StoreLockedError(StoreError):
     """Another process held the store's lock for longer than the timeout."""
 
 
+class StoreDamagedError(StoreError):
+    """The store file cannot be read (truncated, zeroed, overwritten); the message names the fix."""
+
+
+class VerifierError(LlmwikiError):
+    """The verifier model could not be loaded or run."""
+
+
 class IngestError(LlmwikiError):
     """A file could not be ingested; `path` names it, the message says the fix."""
 

@@ -16,10 +16,9 @@ other sources' sections and any text above the first section (hand-written
 notes) are kept. A source that no longer proposes a concept has its section
 removed, and a page left with no section is deleted; the log lists both.
 
-Writing: summary, concept pages, overview, index and log are written with
-``pages.write_files`` (temp + rename), then indexed in the store as wiki
-documents with their reference edges; if that fails the files are restored.
-Then one git commit in the workspace names the operation and the files.
+This module reads stored chunks and the current text of the wiki pages it is
+given, and returns page texts (``compose_pages``); it writes nothing. Writing
+them (files, store, commit, snapshot) is ``llmwiki.wiki.publish``.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import math
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -37,33 +36,27 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from llmwiki import history, prompts
+from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.chunking import sentence_spans
+from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
-from llmwiki.journal import ACTIVE, failpoint
-from llmwiki.journal import operation as journaled
+from llmwiki.failpoints import failpoint
 from llmwiki.pages import (
     CITATION,
+    CONCEPTS,
+    SUMMARIES,
     cited_chunk_ids,
     citation_definitions,
-    read_page,
     render_page,
-    restore,
     slugify,
     source_entries,
-    source_paths,
     split_frontmatter,
     strip_citation_definitions,
-    write_files,
 )
 from llmwiki.records import Chunk, Document
+from llmwiki.store import Store
 from llmwiki.tracing import NULL_TRACER, Tracer
-from llmwiki.workspace import COLLECTION_PAGES
-
-SUMMARIES = "wiki/summaries"
-ANSWERS = "wiki/answers"
-CONCEPTS = "wiki/concepts"
 _SECTION_MARK = re.compile(r"^<!-- source: (.+?) -->[ \t]*$", re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 CAPITALISED = re.compile(r"\b(?:[A-Z][\w'’-]*[a-z][\w'’-]*)(?:\s+(?:(?:de|of|the|von|van|da|di|la|le|du)\s+)?[A-Z][\w'’-]*[a-z][\w'’-]*){0,3}")
@@ -334,28 +327,29 @@ def summary_path_for(document: Document, taken: dict[str, str]) -> str:
     return f"{SUMMARIES}/{slug}.md"
 
 
-def _existing_summaries(root: Path) -> dict[str, str]:
-    """slug -> source path, for summary pages on disk."""
+def _existing_summaries(existing: Mapping[str, str]) -> dict[str, str]:
+    """slug -> source path, for the summary pages there are."""
     owners = {}
-    for path in sorted((root / SUMMARIES).glob("*.md")):
-        meta, _ = split_frontmatter(path.read_text(encoding="utf-8"))
-        sources = source_entries(meta)
-        if sources:
-            owners[path.stem] = sources[0]["path"]
+    for path, text in sorted(existing.items()):
+        if path.startswith(f"{SUMMARIES}/"):
+            sources = source_entries(split_frontmatter(text)[0])
+            if sources:
+                owners[Path(path).stem] = sources[0]["path"]
     return owners
 
 
 # -- aliases -------------------------------------------------------------------------
 
 
-def _load_aliases(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+def load_aliases(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(aliases, rejected) as generation last left them (``.llmwiki/aliases.generated.toml``)."""
     if not path.exists():
         return {}, {}
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     return dict(data.get("aliases", {})), dict(data.get("rejected", {}))
 
 
-def _write_aliases(path: Path, aliases: dict[str, str], rejected: dict[str, str]) -> None:
+def write_aliases(path: Path, aliases: dict[str, str], rejected: dict[str, str]) -> None:
     def quoted(text: str) -> str:
         return json.dumps(text, ensure_ascii=False)
 
@@ -401,32 +395,44 @@ def validate_aliases(proposed: dict[str, list[str]], *, pages: dict[str, str], e
     return aliases, rejected, notes
 
 
-# -- the write path ------------------------------------------------------------------
+# -- composing pages (reads stored chunks and the given page texts; writes nothing) --
 
 
-def regenerate_sources(workspace, documents: Sequence[Document], *, backend: Backend, tracer: Tracer = NULL_TRACER, operation: str = "ingest") -> GenerationReport:
-    """Write or update the pages of these sources, then overview, index, log; one commit.
+@dataclass
+class Composition:
+    """The page texts for some sources (None: delete the page), with what generation noticed."""
 
-    Holds the workspace's write lock throughout, so two processes never merge
-    into the same concept page from stale copies.
+    texts: dict[str, str | None]
+    report: GenerationReport
+    sources: list[Document]  # those that got pages
+    aliases: dict[str, str]
+    rejected: dict[str, str]
+
+
+def compose_pages(
+    store: Store,
+    documents: Sequence[Document],
+    *,
+    existing: Mapping[str, str],
+    aliases: tuple[dict[str, str], dict[str, str]],
+    settings: WikiSettings,
+    backend: Backend,
+    tracer: Tracer = NULL_TRACER,
+) -> Composition:
+    """Summary and concept pages for these sources, merged into the existing ones.
+
+    existing: path -> current text of every summary and concept page;
+    aliases: (generated aliases, rejected aliases) as last written.
     """
-    with tracer.span("generate", kind=operation, sources=len(documents), backend=backend.name), workspace.write_lock():
-        return _regenerate_sources(workspace, documents, backend=backend, tracer=tracer, operation=operation)
-
-
-def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Backend, tracer: Tracer, operation: str) -> GenerationReport:
     import time
 
     report = GenerationReport()
-    root = workspace.root
-    store = workspace.store
-    settings = workspace.config.wiki
     texts: dict[str, str | None] = {}
-    owners = _existing_summaries(root)
+    owners = _existing_summaries(existing)
     concept_pages: dict[str, tuple[dict, str]] = {}  # slug -> (meta, body) as being edited
-    for path in sorted((root / CONCEPTS).glob("*.md")):
-        meta, body = split_frontmatter(path.read_text(encoding="utf-8"))
-        concept_pages[path.stem] = (meta, body)
+    for path, text in sorted(existing.items()):
+        if path.startswith(f"{CONCEPTS}/"):
+            concept_pages[Path(path).stem] = split_frontmatter(text)
     touched_concepts: set[str] = set()
     proposed_aliases: dict[str, list[str]] = {}
     written_sources: list[Document] = []
@@ -482,8 +488,8 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
             if links:
                 summary_body += f"\n\n## Concepts\n\n{links}"
             old_meta = {}
-            if (root / summary_path).exists():
-                old_meta, _ = split_frontmatter((root / summary_path).read_text(encoding="utf-8"))
+            if summary_path in existing:
+                old_meta, _ = split_frontmatter(existing[summary_path])
             summary_meta = {
                 "title": title,
                 "type": "summary",
@@ -493,8 +499,9 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
                 "created": old_meta.get("created", _now()),
                 "updated": _now(),
             }
-            texts[summary_path] = _with_citations(store, summary_meta, summary_body, summary_path)
+            texts[summary_path] = with_citations(store, summary_meta, summary_body, summary_path)
         report.seconds_per_source[document.path] = time.perf_counter() - started
+        failpoint("generate:source")
 
     for slug in sorted(touched_concepts):
         meta, body = concept_pages[slug]
@@ -505,73 +512,24 @@ def _regenerate_sources(workspace, documents: Sequence[Document], *, backend: Ba
             report.deleted.append(relative)
             report.notes.append(f"{relative}: deleted (no source left)")
             continue
-        texts[relative] = _with_citations(store, meta, body, relative)
+        texts[relative] = with_citations(store, meta, body, relative)
 
-    aliases_path = workspace.state_dir / "aliases.generated.toml"
-    existing_aliases, rejected = _load_aliases(aliases_path)
+    existing_aliases, rejected = aliases
     page_titles = {slug: str(meta.get("title", slug)) for slug, (meta, _) in concept_pages.items()}
     page_titles.update({Path(path).stem: split_frontmatter(text)[0].get("title", Path(path).stem) for path, text in texts.items() if text and path.startswith(SUMMARIES)})
-    aliases, rejected, alias_notes = validate_aliases(proposed_aliases, pages=page_titles, existing=existing_aliases, rejected=rejected, hand_written=settings.aliases)
+    merged, rejected, alias_notes = validate_aliases(proposed_aliases, pages=page_titles, existing=existing_aliases, rejected=rejected, hand_written=settings.aliases)
     report.notes.extend(alias_notes)
     for slug in touched_concepts:
         relative = f"{CONCEPTS}/{slug}.md"
         if texts.get(relative):
             meta, body = split_frontmatter(texts[relative])
-            meta["aliases"] = sorted(alias for alias, target in aliases.items() if target == slug)
+            meta["aliases"] = sorted(alias for alias, target in merged.items() if target == slug)
             texts[relative] = render_page(meta, body)
 
-    changed_sources = ", ".join(document.path for document in written_sources) or "nothing"
-    with tracer.span("generate.write", files=len(texts)):
-        written, commit = publish(workspace, texts, operation=operation, subject=changed_sources, deleted=report.deleted, notes=report.notes,
-                                  also_commit=[document.path for document in written_sources])
-    _write_aliases(aliases_path, aliases, rejected)
-    report.written, report.commit = written, commit
-    return report
+    return Composition(texts=texts, report=report, sources=written_sources, aliases=merged, rejected=rejected)
 
 
-def publish(workspace, texts: dict[str, str | None], *, operation: str, subject: str, deleted: Sequence[str] = (), notes: Sequence[str] = (), also_commit: Sequence[str] = ()) -> tuple[list[str], str | None]:
-    """The one write path for wiki pages: index, overview, log, atomic files, store, commit.
-
-    Returns (written paths, commit id). Files are restored if the store update
-    fails; the write is journaled (llmwiki.journal), so a crash midway is
-    rolled back when the workspace is next opened.
-    """
-    journal = ACTIVE.get(workspace.root)
-    if journal is not None:  # inside a maintenance operation, which journals and snapshots
-        return _publish(workspace, journal, texts, operation=operation, subject=subject, deleted=deleted, notes=notes, also_commit=also_commit)
-    sources = [path for path in also_commit if path.startswith("sources/")]
-    with journaled(workspace, operation, keep_store_copy=False, locked=True, subject=subject, sources=sources) as journal:
-        return _publish(workspace, journal, texts, operation=operation, subject=subject, deleted=deleted, notes=notes, also_commit=also_commit)
-
-
-def _publish(workspace, journal, texts, *, operation, subject, deleted, notes, also_commit) -> tuple[list[str], str | None]:
-    root = workspace.root
-    texts = dict(texts)
-    texts.update(_collection_pages(root, texts))
-    entry = [f"## {_now()} {operation}: {subject}", ""]
-    entry += [f"- wrote {path}" for path, text in sorted(texts.items()) if text is not None and not path.endswith(("index.md", "overview.md"))]
-    entry += [f"- deleted {path}" for path in deleted]
-    entry += [f"- note: {note}" for note in notes]
-    log_path = root / "wiki/log.md"
-    log_text = log_path.read_text(encoding="utf-8") if log_path.exists() else "# Log\n"
-    texts["wiki/log.md"] = log_text.rstrip() + "\n\n" + "\n".join(entry) + "\n"
-    journal.record_paths(root, sorted(texts))
-    with workspace.store.session():
-        backups = write_files(root, texts)
-        failpoint("publish:files")
-        try:
-            index_pages(workspace, texts)
-        except BaseException:
-            restore(root, backups)
-            index_pages(workspace, {path: (None if data is None else "") for path, data in backups.items()})
-            raise
-    failpoint("publish:store")
-    files = sorted(texts)
-    commit = history.commit(root, f"{operation}: {subject}\n\n" + "\n".join(files), [*files, *also_commit])
-    return sorted(path for path, text in texts.items() if text is not None), commit
-
-
-def _with_citations(store, meta: dict, body: str, relative: str) -> str:
+def with_citations(store, meta: dict, body: str, relative: str) -> str:
     """Render a page with definitions for every chunk its body cites."""
     body = strip_citation_definitions(body)
     citations = store.citation_targets(cited_chunk_ids(body))
@@ -579,87 +537,3 @@ def _with_citations(store, meta: dict, body: str, relative: str) -> str:
     return render_page(meta, body + ("\n\n" + definitions if definitions else ""))
 
 
-def _collection_pages(root: Path, texts: dict[str, str | None]) -> dict[str, str]:
-    """index.md and overview.md, from every page as it will be after this write."""
-    pages: dict[str, dict] = {}
-    for folder in (SUMMARIES, CONCEPTS, ANSWERS):
-        for path in sorted((root / folder).glob("*.md")):
-            relative = f"{folder}/{path.name}"
-            if relative in texts:
-                continue
-            pages[relative] = split_frontmatter(path.read_text(encoding="utf-8"))[0]
-    for relative, text in texts.items():
-        if text is not None and relative.startswith((SUMMARIES, CONCEPTS, ANSWERS)):
-            pages[relative] = split_frontmatter(text)[0]
-        elif text is None:
-            pages.pop(relative, None)
-    summaries = {path: meta for path, meta in sorted(pages.items()) if path.startswith(SUMMARIES)}
-    concepts = {path: meta for path, meta in sorted(pages.items()) if path.startswith(CONCEPTS)}
-    answers = {path: meta for path, meta in sorted(pages.items()) if path.startswith(ANSWERS)}
-
-    def describe(meta: dict) -> str:
-        text = CITATION.sub("", str(meta.get("description", ""))).strip()
-        return text if len(text) <= 140 else text[:139].rstrip() + "…"
-
-    index = ["# Index", "", f"{len(summaries)} source summaries and {len(concepts)} concept pages. Maintained by llmwiki; edits here are overwritten.", "", "## Sources", ""]
-    index += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) — {describe(meta)}" for path, meta in summaries.items()]
-    index += ["", "## Concepts", ""]
-    index += [
-        f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) — from {len(meta.get('sources', []))} source(s)"
-        + (f"; also: {', '.join(meta['aliases'])}" if meta.get("aliases") else "")
-        for path, meta in concepts.items()
-    ]
-    if answers:
-        index += ["", "## Saved answers", ""]
-        index += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) — {describe(meta)}" for path, meta in answers.items()]
-    shared = sorted(concepts.items(), key=lambda item: (-len(item[1].get("sources", [])), item[0]))[:15]
-    overview = ["# Overview", "", f"This wiki is built from {len(summaries)} sources and has {len(concepts)} concept pages.", "", "## Sources", ""]
-    overview += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}): {describe(meta)}" for path, meta in summaries.items()]
-    overview += ["", "## Main concepts", ""]
-    overview += [f"- [{meta.get('title', Path(path).stem)}]({path.removeprefix('wiki/')}) ({len(meta.get('sources', []))} sources)" for path, meta in shared]
-    return {"wiki/index.md": "\n".join(index) + "\n", "wiki/overview.md": "\n".join(overview) + "\n"}
-
-
-def index_pages(workspace, texts: dict[str, str | None]) -> None:
-    """Bring the store in line with the written pages: chunks, references, derivation."""
-    from llmwiki.ingest import ingest_file
-
-    store = workspace.store
-    for relative, text in sorted(texts.items()):
-        if relative in COLLECTION_PAGES:
-            continue  # read whole by the chat selector, not searched chunk by chunk
-        if text is None or not (workspace.root / relative).exists():
-            store.remove_document(relative)
-            continue
-        outcome = ingest_file(workspace, workspace.root / relative)
-        if outcome.action == "failed":
-            raise GenerationError(f"{relative}: the written page could not be indexed ({outcome.reason})")
-    by_path = {document.path: document for document in store.documents()}
-    for relative, text in texts.items():
-        if text is None or relative not in by_path:
-            continue
-        meta, body = split_frontmatter(text)
-        cites = [by_path[path].id for path in source_paths(meta) if path in by_path]
-        linked = re.findall(r"\]\((?:\.\./)?((?:concepts|summaries|answers)/[^)]+\.md)\)", body)
-        links_to = [by_path[f"wiki/{target}"].id for target in linked if f"wiki/{target}" in by_path]
-        derived_from = cites[0] if relative.startswith(SUMMARIES) and cites else None
-        store.set_page_references(by_path[relative].id, cites=cites, links_to=links_to, derived_from=derived_from)
-
-
-def sources_for(workspace, names: Sequence[str]) -> list[Document]:
-    """Source documents named directly, or through a summary or concept page that cites them."""
-    store = workspace.store
-    found: dict[str, Document] = {}
-    for name in names:
-        relative = workspace.relative(workspace.root / name if not Path(name).is_absolute() else name)
-        document = store.document_by_path(relative)
-        if document is not None and document.kind == "source":
-            found[document.path] = document
-            continue
-        page = read_page(workspace.root, relative)
-        cited = source_paths(page.meta)
-        documents = [store.document_by_path(path) for path in cited]
-        if not any(documents):
-            raise GenerationError(f"{relative}: names no source of this workspace. Give a source path (sources/...) or a generated page.")
-        found.update({document.path: document for document in documents if document is not None})
-    return list(found.values())

@@ -56,11 +56,15 @@ def commit(root: Path, message: str, paths: Iterable[str]) -> str | None:
     if not is_repository(root):
         return None
     paths = sorted(set(paths))
-    tracked = set(_git(root, "ls-files", "--", *paths).splitlines()) if paths else set()
-    paths = [path for path in paths if (root / path).exists() or path in tracked]  # a file never committed and now gone has nothing to record
+    indexed = set(_git(root, "ls-files", "--", *paths).splitlines()) if paths else set()
+    # in HEAD too: a deletion already staged (as a restore leaves it) is no longer in the index
+    committed = set(_git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", *paths).splitlines()) if paths and head(root) else set()
+    paths = [path for path in paths if (root / path).exists() or path in indexed | committed]  # a file never committed and now gone has nothing to record
     if not paths:
         return None
-    _git(root, "add", "--all", "--", *paths)
+    staged = [path for path in paths if (root / path).exists() or path in indexed]
+    if staged:
+        _git(root, "add", "--all", "--", *staged)
     if not _git(root, "status", "--porcelain", "--", *paths).strip():
         return None
     _git(root, "commit", "--quiet", "-m", message, "--", *paths)

@@ -8,12 +8,18 @@ fails is recorded ``failed`` with the reason; the content stored for its
 previous version stays where it was. One bad file never stops a scan.
 
 The source and its chunks are committed here, before anything (a wiki page,
-an index) is generated from them.
+an index) is generated from them. This module knows nothing of generation:
+``llmwiki.wiki.ingest_paths`` runs ingest, then generation, as one unit.
+
+Wiki pages are documents too: ``index_pages`` brings the store in line with
+pages as written (their chunks, references and derivation), and
+``rebuild_store`` refills an emptied store from every file in the workspace.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -23,6 +29,9 @@ from pathlib import Path
 from llmwiki.chunking import TokenCounter, chunk_pages
 from llmwiki.errors import IngestError, WorkspaceError
 from llmwiki.extract import EXTRACTORS, extract
+from llmwiki.failpoints import failpoint
+from llmwiki.pages import SUMMARIES, source_paths, split_frontmatter
+from llmwiki.tracing import Tracer
 from llmwiki.workspace import COLLECTION_PAGES, STATE_DIRNAME, Workspace
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -43,7 +52,6 @@ class FileOutcome:
 class IngestReport:
     outcomes: tuple[FileOutcome, ...] = field(default=())
     seconds: float = 0.0
-    generation: object | None = None  # generate.GenerationReport when pages were written
 
     def count(self, action: str) -> int:
         return sum(1 for outcome in self.outcomes if outcome.action == action)
@@ -180,29 +188,27 @@ def _ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenC
     return FileOutcome(path=relative, action=action, chunk_count=len(chunks), seconds=time.perf_counter() - started)
 
 
-def ingest_paths(
+def ingest_files(
     workspace: Workspace,
     paths: Iterable[Path | str] | None = None,
     *,
     copy: bool = False,
     count_tokens: TokenCounter | None = None,
     on_progress: ProgressCallback | None = None,
-    generate: bool = True,
-    backend=None,
+    tracer: Tracer | None = None,
 ) -> IngestReport:
-    """Ingest files and folders (default: sources/), continuing past bad files.
+    """Ingest files and folders (default: sources/) into the store, continuing past bad files.
 
-    With generate (the default), every source that was ingested or updated
-    then gets its wiki pages, after its chunks are committed.
+    No page is written here; see ``llmwiki.wiki.ingest_paths`` for ingest with generation.
     """
-    tracer = workspace.tracer()
+    tracer = tracer or workspace.tracer()
     with tracer.span("ingest") as span:
-        report = _ingest_paths(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, generate=generate, backend=backend, tracer=tracer)
+        report = _ingest_files(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, tracer=tracer)
         span.set(files=len(report.outcomes), chunks=report.chunk_count, **{action: report.count(action) for action in ("ingested", "updated", "unchanged", "failed", "refused")})
     return report
 
 
-def _ingest_paths(workspace, paths, *, copy, count_tokens, on_progress, generate, backend, tracer) -> IngestReport:
+def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_progress, tracer: Tracer) -> IngestReport:
     started = time.perf_counter()
     requested = [workspace.sources_dir] if paths is None else list(paths)
     files = discover(workspace, requested)
@@ -220,17 +226,14 @@ def _ingest_paths(workspace, paths, *, copy, count_tokens, on_progress, generate
             outcome = ingest_file(workspace, path, count_tokens=count_tokens)
             file_span.set(action=outcome.action, chunks=outcome.chunk_count)
         outcomes.append(outcome)
+        failpoint("ingest:file")
     if on_progress is not None:
         on_progress(len(files), len(files), "")
-    generation = None
-    changed = [outcome.path for outcome in outcomes if outcome.action in ("ingested", "updated") and workspace.kind_of(outcome.path) == "source"]
-    if generate and changed:
-        from llmwiki.generate import regenerate_sources
+    return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)
 
-        documents = [workspace.store.document_by_path(path) for path in changed]
-        if on_progress is not None:
-            on_progress(len(files), len(files), "writing wiki pages")
-        generation = regenerate_sources(workspace, documents, backend=backend or workspace.backend(), tracer=tracer)
+
+def embed_and_checkpoint(workspace: Workspace, report: IngestReport, *, on_progress: ProgressCallback | None = None) -> None:
+    """After a batch: embed new chunks (hybrid retrieval only), fold the write-ahead log into the file."""
     if workspace.config.retrieval.hybrid:
         from llmwiki.embeddings import default_embedder, embed_missing
 
@@ -239,9 +242,53 @@ def _ingest_paths(workspace, paths, *, copy, count_tokens, on_progress, generate
             default_embedder(workspace.config.retrieval.embedding_model),
             on_progress=None if on_progress is None else lambda done, total: on_progress(done, total, "embedding chunks"),
         )
-    if any(outcome.action in ("ingested", "updated", "failed") for outcome in outcomes):
+    if any(outcome.action in ("ingested", "updated", "failed") for outcome in report.outcomes):
         workspace.store.checkpoint()
-    return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started, generation=generation)
+
+
+_LINKED_PAGE = re.compile(r"\]\((?:\.\./)?((?:concepts|summaries|answers)/[^)]+\.md)\)")
+
+
+def index_pages(workspace: Workspace, texts: dict[str, str | None]) -> None:
+    """Bring the store in line with written wiki pages (None: deleted): chunks, references, derivation."""
+    store = workspace.store
+    for relative, text in sorted(texts.items()):
+        if relative in COLLECTION_PAGES:
+            continue  # read whole by the chat selector, not searched chunk by chunk
+        if text is None or not (workspace.root / relative).exists():
+            store.remove_document(relative)
+            continue
+        outcome = ingest_file(workspace, workspace.root / relative)
+        if outcome.action == "failed":
+            raise IngestError(relative, f"the written page could not be indexed ({outcome.reason})", "Fix the page and run `llmwiki reindex`")
+    by_path = {document.path: document for document in store.documents()}
+    for relative, text in texts.items():
+        if text is None or relative not in by_path:
+            continue
+        meta, body = split_frontmatter(text)
+        cites = [by_path[path].id for path in source_paths(meta) if path in by_path]
+        links_to = [by_path[f"wiki/{target}"].id for target in _LINKED_PAGE.findall(body) if f"wiki/{target}" in by_path]
+        derived_from = cites[0] if relative.startswith(SUMMARIES) and cites else None
+        store.set_page_references(by_path[relative].id, cites=cites, links_to=links_to, derived_from=derived_from)
+
+
+def rebuild_store(workspace: Workspace, *, on_progress: ProgressCallback | None = None) -> dict[str, int]:
+    """Empty the store and refill it from the files: sources re-extracted, wiki pages re-indexed.
+
+    No model is called. Returns counts of what was indexed.
+    """
+    store = workspace.store
+    store.clear()
+    report = ingest_files(workspace, on_progress=on_progress)
+    pages = {
+        path.relative_to(workspace.root).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(workspace.wiki_dir.rglob("*.md"))
+        if path.relative_to(workspace.root).as_posix() not in COLLECTION_PAGES
+    }
+    with store.session():
+        index_pages(workspace, pages)
+    store.checkpoint()
+    return {"sources": report.count("ingested") + report.count("updated"), "failed": report.count("failed"), "pages": len(pages)}
 
 
 def _inside(workspace: Workspace, path: Path) -> bool:

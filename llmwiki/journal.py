@@ -26,22 +26,25 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
-from contextlib import contextmanager
+import shutil
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from llmwiki import history
+from llmwiki.failpoints import failpoint
+from llmwiki.ingest import index_pages, rebuild_store
+from llmwiki.errors import StoreDamagedError
+from llmwiki.snapshots import load_snapshot, restore_to, store_problem, take_snapshot
+from llmwiki.workspace import Workspace
+
+__all__ = ["ACTIVE", "RECOVERED", "Journal", "failpoint", "open_workspace", "operation", "recover"]
 
 JOURNAL_FILE = "journal.json"
 BEFORE_FILE = "journal-before.duckdb"
 KEPT_DIR = "journal-files"
 ACTIVE: dict[Path, "Journal"] = {}  # workspace root -> the operation running in this process
 RECOVERED: dict[Path, str] = {}  # workspace root -> what recovery did, in this process
-
-
-def failpoint(name: str) -> None:
-    """Die here, as kill -9 would, when LLMWIKI_FAILPOINT names this point (crash tests)."""
-    if os.environ.get("LLMWIKI_FAILPOINT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -63,8 +66,6 @@ class Journal:
     def record_paths(self, root: Path, paths) -> None:
         """Note files about to be written or deleted, copying the existing ones aside first,
         so a rollback can put back exactly what was there (uncommitted hand edits included)."""
-        import shutil
-
         for path in dict.fromkeys(paths):
             if path in self.paths:
                 continue
@@ -83,17 +84,12 @@ class Journal:
 
 
 @contextmanager
-def operation(workspace, name: str, *, keep_store_copy: bool = True, locked: bool = False, **details):
+def operation(workspace: Workspace, name: str, *, keep_store_copy: bool = True, locked: bool = False, **details):
     """Run one write under the write lock with a journal; see the module docstring.
 
     locked: the caller already holds the workspace's write lock. The caller
     commits at the end; the snapshot for that commit is taken here.
     """
-    from contextlib import nullcontext
-
-    from llmwiki import history
-    from llmwiki.snapshots import copy_store, take_snapshot
-
     with nullcontext() if locked else workspace.write_lock():
         _recover_locked(workspace)
         try:
@@ -103,7 +99,7 @@ def operation(workspace, name: str, *, keep_store_copy: bool = True, locked: boo
             for leftover in (before, before.with_name(before.name + ".wal")):  # a copy a crash cut short
                 leftover.unlink(missing_ok=True)
             if keep_store_copy:
-                copy_store(workspace, before)
+                workspace.store.copy_to(before)
             journal.save()
             try:
                 yield journal
@@ -119,11 +115,30 @@ def operation(workspace, name: str, *, keep_store_copy: bool = True, locked: boo
             ACTIVE.pop(workspace.root, None)
 
 
-def recover(workspace) -> str | None:
+def open_workspace(path: Path | str | None = None, *, damaged_ok: bool = False) -> Workspace:
+    """Open a workspace for use, as the CLI and notebooks do: the named one (or the one
+    found from here), its store checked, then an interrupted operation finished or undone.
+
+    A damaged store, or a missing one while the wiki has pages, raises
+    StoreDamagedError naming the fix, unless damaged_ok (``status``, ``restore``
+    and ``reindex`` handle it themselves; ``snapshots.store_problem`` says why).
+    """
+    workspace = Workspace.open(path) if path is not None else Workspace.find()
+    problem = store_problem(workspace)
+    if problem is not None:
+        if damaged_ok:
+            return workspace
+        raise StoreDamagedError(problem)
+    recover(workspace)
+    return workspace
+
+
+def recover(workspace: Workspace) -> str | None:
     """Finish or undo an operation a crash interrupted; returns what was done, or None.
 
-    What was done is also kept in RECOVERED (root -> message) for the CLI and
-    notebooks to show, and logged.
+    The CLI and the notebooks call this when they open a workspace (opening
+    one changes nothing by itself). What was done is also kept in RECOVERED
+    (root -> message) for them to show, and logged.
     """
     if workspace.root in ACTIVE or not (workspace.state_dir / JOURNAL_FILE).exists():
         return None  # none, or this process's own operation is running
@@ -135,10 +150,7 @@ def recover(workspace) -> str | None:
     return message
 
 
-def _recover_locked(workspace) -> str | None:
-    from llmwiki import history
-    from llmwiki.snapshots import take_snapshot
-
+def _recover_locked(workspace: Workspace) -> str | None:
     path = workspace.state_dir / JOURNAL_FILE
     if not path.exists():
         return None
@@ -152,9 +164,7 @@ def _recover_locked(workspace) -> str | None:
         lock.unlink()
     head = history.head(workspace.root)
     if journal.operation == "restore" and head is not None and journal.details.get("target"):
-        from llmwiki.maintain import _restore
-
-        _restore(workspace, journal.details["target"])
+        restore_to(workspace, journal.details["target"])
         _finish(workspace)
         return f"an interrupted restore to {journal.details['target'][:10]} was carried out again"
     if head is not None and journal.head is not None and head != journal.head:
@@ -163,19 +173,18 @@ def _recover_locked(workspace) -> str | None:
         return f"an interrupted {journal.operation} had already committed; its snapshot was taken"
     how = _roll_back(workspace, journal)
     _finish(workspace)
-    hint = f"; its sources are ingested, write their pages with `llmwiki regenerate {' '.join(journal.details['sources'])}`" if journal.details.get("sources") else ""
+    hint = "; its sources are ingested, and the next `llmwiki ingest` writes their pages" if journal.details.get("sources") else ""
     return f"an interrupted {journal.operation} was rolled back ({how}){hint}"
 
 
-def _roll_back(workspace, journal: Journal) -> str:
+def _roll_back(workspace: Workspace, journal: Journal) -> str:
     """Undo an operation that did not commit: moved files back, written files as they were, the store to match."""
-    from llmwiki import history
-    from llmwiki.snapshots import load_snapshot, rebuild_store
-
     root = workspace.root
     if journal.operation == "unknown":  # the journal itself was damaged: trust the files
         rebuild_store(workspace)
         return "store rebuilt from the files"
+    if journal.operation == "restore" and journal.head:  # every tracked file back as it was at the start
+        history.restore_tree(root, journal.head)
     for source, target in reversed(journal.moves):
         if (root / target).exists() and not (root / source).exists():
             (root / source).parent.mkdir(parents=True, exist_ok=True)
@@ -195,18 +204,14 @@ def _roll_back(workspace, journal: Journal) -> str:
     return "pages as they were, re-indexed"
 
 
-def _reindex(workspace, paths) -> None:
+def _reindex(workspace: Workspace, paths) -> None:
     """Bring the store in line with these wiki pages as they are on disk."""
-    from llmwiki.generate import index_pages
-
     pages = {path: ((workspace.root / path).read_text(encoding="utf-8") if (workspace.root / path).is_file() else None) for path in paths if path.startswith("wiki/")}
     with workspace.store.session():
         index_pages(workspace, pages)
 
 
-def _finish(workspace) -> None:
-    import shutil
-
+def _finish(workspace: Workspace) -> None:
     (workspace.state_dir / JOURNAL_FILE).unlink(missing_ok=True)  # first: without it, what follows is only clean-up
     shutil.rmtree(workspace.state_dir / KEPT_DIR, ignore_errors=True)
     (workspace.state_dir / BEFORE_FILE).unlink(missing_ok=True)

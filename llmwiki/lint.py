@@ -116,6 +116,7 @@ def _link_to(page: str, target: str) -> str:
 def lint(workspace, *, verifier=None, backend=None, on_progress: Callable[[int, int], None] | None = None) -> LintReport:
     """Every check; verifier defaults to the configured one, backend to the configured LLM."""
     from llmwiki.maintain import consistency_problems, stale_pages
+    from llmwiki.wiki import pending_sources
 
     root = workspace.root
     config = workspace.config.lint
@@ -137,6 +138,9 @@ def lint(workspace, *, verifier=None, backend=None, on_progress: Callable[[int, 
                                                "remove or correct the link; a withdrawn source's citations go with `llmwiki stale --delete` or an edit"))
             elif resolved != path:
                 linked_from[resolved].add(path)
+    for document in pending_sources(workspace):
+        report.findings.append(Finding("no-summary", "error", (document.path,), f"{document.path} is ingested but has no summary page written from its current version",
+                                       "run `llmwiki ingest` (it writes the pages of every source that lacks them)"))
     for page, reason in stale_pages(workspace):
         report.findings.append(Finding("stale", "warning", (page,), f"{page} is stale: {reason}", "edit it, regenerate it, or delete it with `llmwiki stale --delete`"))
 
@@ -310,7 +314,7 @@ def _insert_block(body: str, block: str) -> str:
 
 def repair(workspace, report: LintReport) -> tuple[list[str], str | None]:
     """Write contradiction warnings and data-gap TODOs; turn resolved gaps into links. Returns (pages, commit)."""
-    from llmwiki.generate import publish
+    from llmwiki.wiki import publish
     from llmwiki.journal import operation
     from llmwiki.pages import render_page
 

@@ -21,13 +21,24 @@ log are rewritten and everything is one git commit.
 
 from __future__ import annotations
 
+import difflib
 import shutil
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
+from llmwiki import history
 from llmwiki.errors import LlmwikiError
-from llmwiki.pages import source_paths, split_frontmatter
-from llmwiki.workspace import COLLECTION_PAGES
+from llmwiki.failpoints import failpoint
+from llmwiki.ingest import content_hash
+from llmwiki.journal import operation
+from llmwiki.pages import render_page, source_paths, split_frontmatter
+from llmwiki.snapshots import RestoreReport, StoreRecovery, recover_store, restore_to, snapshots, store_problem
+from llmwiki.verify.page import load_verification
+from llmwiki.wiki import publish
+from llmwiki.workspace import COLLECTION_PAGES, Workspace
+
+__all__ = ["RestoreReport", "StoreRecovery"]
 
 
 class MaintenanceError(LlmwikiError):
@@ -63,7 +74,7 @@ def _page_sources(root: Path) -> dict[str, list[str]]:
     return derived
 
 
-def plan_withdrawal(workspace, source: str) -> tuple[list[str], list[str]]:
+def plan_withdrawal(workspace: Workspace, source: str) -> tuple[list[str], list[str]]:
     """(pages to delete, pages to mark stale) if source were withdrawn; changes nothing."""
     relative = workspace.relative(workspace.root / source) if not Path(source).is_absolute() else workspace.relative(source)
     document = workspace.store.document_by_path(relative)
@@ -88,13 +99,8 @@ def plan_withdrawal(workspace, source: str) -> tuple[list[str], list[str]]:
     return deleted, stale
 
 
-def withdraw(workspace, source: str, *, delete_file: bool = False) -> WithdrawalReport:
+def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) -> WithdrawalReport:
     """Withdraw a source and follow its derivations; see the module docstring."""
-    from llmwiki import history
-    from llmwiki.generate import publish
-    from llmwiki.journal import failpoint, operation
-    from llmwiki.verify import load_verification
-
     relative = workspace.relative(workspace.root / source) if not Path(source).is_absolute() else workspace.relative(source)
     plan_withdrawal(workspace, relative)  # refuses an unknown or non-source id before anything is touched
     with operation(workspace, "withdraw", source=relative) as journal:
@@ -142,7 +148,7 @@ class EditConflictError(MaintenanceError):
     """The page changed since the version the edit was based on."""
 
 
-def _existing_page(workspace, page_path: str):
+def _existing_page(workspace: Workspace, page_path: str):
     relative = workspace.relative(workspace.root / page_path)
     document = workspace.store.document_by_path(relative)
     if not relative.startswith("wiki/") or relative in COLLECTION_PAGES or document is None or not (workspace.root / relative).is_file():
@@ -150,25 +156,18 @@ def _existing_page(workspace, page_path: str):
     return relative, document
 
 
-def page_version(workspace, page_path: str) -> int:
+def page_version(workspace: Workspace, page_path: str) -> int:
     """The version a later save_page must name as expected_version."""
     return _existing_page(workspace, page_path)[1].version
 
 
-def save_page(workspace, page_path: str, body: str, *, expected_version: int) -> tuple[int, str | None]:
+def save_page(workspace: Workspace, page_path: str, body: str, *, expected_version: int) -> tuple[int, str | None]:
     """Replace a page's body (frontmatter kept), refusing an edit based on an old version.
 
     Returns (new version, commit). The page is re-indexed, its references
     rebuilt, and its stored verification dropped, through the same write path
     as generation; index and log are updated.
     """
-    import difflib
-    from datetime import datetime
-
-    from llmwiki.generate import publish
-    from llmwiki.journal import operation
-    from llmwiki.pages import render_page
-
     if "\x00" in body:
         raise MaintenanceError(f"{page_path}: the new body contains NUL bytes. Remove them and save again.")
     with operation(workspace, "edit", page=page_path):
@@ -185,13 +184,8 @@ def save_page(workspace, page_path: str, body: str, *, expected_version: int) ->
         return workspace.store.document_by_path(relative).version, commit
 
 
-
-
-def delete_pages(workspace, pages: list[str], *, operation_name: str = "delete pages") -> tuple[list[str], str | None]:
+def delete_pages(workspace: Workspace, pages: list[str], *, operation_name: str = "delete pages") -> tuple[list[str], str | None]:
     """Delete wiki pages (files, store rows, index entries) in one commit; returns (pages, commit)."""
-    from llmwiki.generate import publish
-    from llmwiki.journal import operation
-
     relatives = [_existing_page(workspace, page)[0] for page in pages]
     if not relatives:
         return [], None
@@ -200,12 +194,12 @@ def delete_pages(workspace, pages: list[str], *, operation_name: str = "delete p
     return relatives, commit
 
 
-def stale_pages(workspace) -> list[tuple[str, str | None]]:
+def stale_pages(workspace: Workspace) -> list[tuple[str, str | None]]:
     """(page, reason) of every page marked stale."""
     return [(document.path, workspace.store.stale_reason(document.id)) for document in workspace.store.documents(kind="wiki") if document.stale_since is not None]
 
 
-def delete_stale(workspace) -> tuple[list[str], str | None]:
+def delete_stale(workspace: Workspace) -> tuple[list[str], str | None]:
     """Delete every stale page (files, store rows, index entries); returns (pages, commit)."""
     return delete_pages(workspace, [page for page, _ in stale_pages(workspace)], operation_name="delete stale pages")
 
@@ -220,11 +214,8 @@ class HistoryEntry:
     snapshot: bool
 
 
-def page_history(workspace, page: str | None = None, *, limit: int = 50) -> list[HistoryEntry]:
+def page_history(workspace: Workspace, page: str | None = None, *, limit: int = 50) -> list[HistoryEntry]:
     """Commits that changed the workspace (or one page), newest first, with whether a store snapshot is kept."""
-    from llmwiki import history
-    from llmwiki.snapshots import snapshots
-
     if not history.is_repository(workspace.root):
         raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository). Create workspaces with `llmwiki init` (without --no-git).")
     path = workspace.relative(workspace.root / page) if page else None
@@ -232,79 +223,29 @@ def page_history(workspace, page: str | None = None, *, limit: int = 50) -> list
     return [HistoryEntry(commit, date, subject, commit in kept) for commit, date, subject in history.log(workspace.root, path=path, limit=limit)]
 
 
-@dataclass
-class RestoreReport:
-    target: str
-    method: str = ""  # "snapshot" or "rebuild"
-    why_rebuilt: str = ""
-    changed_files: list[str] = field(default_factory=list)
-    losses: tuple[str, ...] = ()
-    counts: dict[str, int] = field(default_factory=dict)
-    commit: str | None = None
-
-    def summary(self) -> str:
-        lines = [f"Restored the workspace to {self.target[:10]}: {len(self.changed_files)} file(s) changed."]
-        if self.method == "snapshot":
-            lines.append("Store: loaded from the snapshot taken at that commit (versions, stale marks and verifications as they were).")
-        else:
-            lines.append(f"Store: rebuilt from the files ({self.why_rebuilt}); {self.counts.get('sources', 0)} sources re-extracted, {self.counts.get('pages', 0)} pages re-indexed.")
-            lines += [f"    lost: {loss}" for loss in self.losses]
-        lines.append(f"commit {self.commit[:10]}" if self.commit else "No file differed; nothing to commit.")
-        return "\n".join(lines)
-
-
-def restore(workspace, revision: str) -> RestoreReport:
+def restore(workspace: Workspace, revision: str) -> RestoreReport:
     """Bring files and store back to a commit, as a new forward commit; see RestoreReport."""
-    from llmwiki import history
-    from llmwiki.journal import operation
-
     if not history.is_repository(workspace.root):
         raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository), so there is nothing to restore.")
     target = history.resolve(workspace.root, revision)
-    with operation(workspace, "restore", keep_store_copy=False, target=target):
-        return _restore(workspace, target)
-
-
-def _restore(workspace, target: str) -> RestoreReport:
-    """The body of restore; idempotent, so an interrupted restore is carried out again."""
-    from datetime import datetime
-
-    from llmwiki import history
-    from llmwiki.config import CONFIG_FILENAME, load_config
-    from llmwiki.journal import failpoint
-    from llmwiki.snapshots import REBUILD_LOSSES, load_snapshot, rebuild_store, take_snapshot, usable
-    from llmwiki.workspace import Workspace
-
-    root = workspace.root
-    report = RestoreReport(target=target)
-    history.restore_tree(root, target)
-    log_path = root / "wiki/log.md"
-    if log_path.exists():  # the log as it was then, plus this restore
-        stamp = datetime.now().isoformat(timespec="seconds").replace("T", " ")
-        log_path.write_text(log_path.read_text(encoding="utf-8").rstrip() + f"\n\n## {stamp} restore: to {target[:10]}\n", encoding="utf-8")
-    report.changed_files = history.changed_since_head(root)  # also right when an interrupted restore is carried out again
-    failpoint("restore:files")
-    workspace = Workspace(root=root, config=load_config(root / CONFIG_FILENAME))  # the settings as they were then
-    snapshot, why = usable(workspace, target)
-    if snapshot is not None:
-        load_snapshot(workspace, snapshot)
-        report.method = "snapshot"
-    else:
-        report.method, report.why_rebuilt, report.losses = "rebuild", why, REBUILD_LOSSES
-        report.counts = rebuild_store(workspace)
-    failpoint("restore:store")
-    subject = next((entry[2] for entry in history.log(root, limit=1000) if entry[0] == target), "")
-    report.commit = history.commit(root, f"restore: to {target[:10]} ({subject})\n\nstore: {report.method}", report.changed_files)
-    if report.commit:
-        take_snapshot(workspace, report.commit)
+    recovery = recover_store(workspace) if store_problem(workspace) else None  # a damaged store is replaced first
+    with operation(workspace, "restore", target=target):
+        report = restore_to(workspace, target)
+    if recovery is not None:
+        report.store_recovery = recovery.summary()
     return report
 
 
-def consistency_problems(workspace) -> list[str]:
-    """Where files and store disagree (empty when they agree): what a crash must never leave behind."""
-    from llmwiki import history
-    from llmwiki.ingest import content_hash
+def recover(workspace: Workspace) -> StoreRecovery | None:
+    """Replace a damaged or missing store (latest usable snapshot of HEAD, else a rebuild); None when it is sound."""
+    if store_problem(workspace) is None:
+        return None
+    with workspace.write_lock():
+        return recover_store(workspace)
 
+
+def consistency_problems(workspace: Workspace) -> list[str]:
+    """Where files and store disagree (empty when they agree): what a crash must never leave behind."""
     root = workspace.root
     problems = []
     documents = {document.path: document for document in workspace.store.documents()}

@@ -30,6 +30,10 @@ import yaml
 
 from llmwiki.errors import LlmwikiError
 
+# Where generated pages live, relative to the workspace root.
+SUMMARIES = "wiki/summaries"
+CONCEPTS = "wiki/concepts"
+ANSWERS = "wiki/answers"
 _FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(?:\n|\Z)", re.DOTALL)
 CITATION = re.compile(r"\[c(\d+)\](?!\()")
 _CITATION_DEFINITION = re.compile(r"^\[c(\d+)\]:\s.*$", re.MULTILINE)

@@ -1,30 +1,39 @@
-"""Store snapshots at commits, and the two ways to bring the store back.
+"""Store snapshots at commits, and the ways to bring the store back.
 
 Every write to the wiki is a git commit in the workspace; the DuckDB store
 (``.llmwiki/store.duckdb``) is not in git. So at each commit the store is
-copied to ``.llmwiki/snapshots/<commit>.duckdb`` (DuckDB's ``COPY FROM
-DATABASE``, inside one transaction, so the copy is consistent even while
-other connections exist), keeping the newest ``[history] keep_snapshots``.
+copied to ``.llmwiki/snapshots/<commit>.duckdb`` (``Store.copy_to``: one
+transaction, consistent even while other connections exist), keeping the
+newest ``[history] keep_snapshots``.
 
-Restoring the store:
+Bringing the store back:
 
 - ``load_snapshot``: a usable snapshot (same schema migrations, readable)
   replaces every table's rows in one transaction: versions, stale marks and
   stored verifications come back exactly.
-- ``rebuild_store``: without one, the store is rebuilt from the files
-  (sources re-extracted, wiki pages re-indexed; no model call). That loses
-  what only the store knew, and ``REBUILD_LOSSES`` says what.
+- ``rebuild_store`` (``llmwiki.ingest``): without one, the store is rebuilt
+  from the files (no model call); ``REBUILD_LOSSES`` says what that loses.
+- ``restore_to``: files and store back to a commit (the body of ``llmwiki
+  restore``, idempotent, so recovery can carry an interrupted one out again).
+- ``recover_store``: a damaged store file is moved aside and replaced by the
+  snapshot of HEAD, else rebuilt from the files.
+
+No SQL here: every read and write of the store is a ``Store`` method.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
-import duckdb
-
-from llmwiki.errors import LlmwikiError
+from llmwiki import history
+from llmwiki.config import CONFIG_FILENAME, load_config
+from llmwiki.errors import LlmwikiError, StoreDamagedError
+from llmwiki.failpoints import failpoint
+from llmwiki.ingest import ProgressCallback, rebuild_store
+from llmwiki.workspace import Workspace
 
 REBUILD_LOSSES = (
     "page version numbers start again at 1",
@@ -32,7 +41,6 @@ REBUILD_LOSSES = (
     "stored verifications are gone (run `llmwiki verify --all`)",
     "failure records of sources that failed are re-created by re-extraction",
 )
-_KEPT_TABLES = ("schema_migrations",)
 
 
 class SnapshotError(LlmwikiError):
@@ -46,11 +54,11 @@ class Snapshot:
     size_bytes: int
 
 
-def snapshot_folder(workspace) -> Path:
+def snapshot_folder(workspace: Workspace) -> Path:
     return workspace.state_dir / "snapshots"
 
 
-def take_snapshot(workspace, commit: str | None) -> Snapshot | None:
+def take_snapshot(workspace: Workspace, commit: str | None) -> Snapshot | None:
     """Copy the store as it is now, under the commit's id; prune old snapshots."""
     if not commit or not workspace.config.history.snapshots:
         return None
@@ -62,119 +70,156 @@ def take_snapshot(workspace, commit: str | None) -> Snapshot | None:
     partial = folder / f".{commit}.partial"
     for leftover in (partial, partial.with_name(partial.name + ".wal")):
         leftover.unlink(missing_ok=True)
-    copy_store(workspace, partial)
+    workspace.store.copy_to(partial)
     os.replace(partial, target)  # a crash before this leaves only a .partial, never a half snapshot
     prune(workspace)
     return Snapshot(commit, target, target.stat().st_size)
 
 
-def copy_store(workspace, target: Path) -> None:
-    """A consistent copy of the store in a new database file (one transaction; other readers may go on)."""
-    with workspace.store.connect() as conn:
-        name = conn.execute("SELECT current_database()").fetchone()[0]
-        conn.execute(f"ATTACH '{_quoted(target)}' AS llmwiki_copy")
-        try:
-            conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_copy')
-        finally:
-            conn.execute("DETACH llmwiki_copy")
-
-
-def prune(workspace) -> list[Path]:
+def prune(workspace: Workspace) -> list[Path]:
     """Delete all but the newest keep_snapshots snapshots; returns what was deleted."""
     folder = snapshot_folder(workspace)
-    snapshots = sorted(folder.glob("*.duckdb"), key=lambda path: path.stat().st_mtime, reverse=True)
-    removed = snapshots[workspace.config.history.keep_snapshots:]
+    kept = sorted(folder.glob("*.duckdb"), key=lambda path: path.stat().st_mtime, reverse=True)
+    removed = kept[workspace.config.history.keep_snapshots:]
     for path in removed:
         path.unlink(missing_ok=True)
     return removed
 
 
-def snapshots(workspace) -> dict[str, Snapshot]:
+def snapshots(workspace: Workspace) -> dict[str, Snapshot]:
     """commit id -> snapshot, for every snapshot on disk."""
     folder = snapshot_folder(workspace)
     return {path.stem: Snapshot(path.stem, path, path.stat().st_size) for path in folder.glob("*.duckdb")} if folder.is_dir() else {}
 
 
-def usable(workspace, commit: str) -> tuple[Path | None, str]:
+def usable(workspace: Workspace, commit: str) -> tuple[Path | None, str]:
     """(snapshot path, '') when the commit has a snapshot this store can load, else (None, why not)."""
     path = snapshot_folder(workspace) / f"{commit}.duckdb"
     if not path.is_file():
         return None, "no snapshot was kept for that commit"
     try:
-        snapshot = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as err:
-        return None, f"the snapshot cannot be opened ({err})"
-    try:
-        theirs = snapshot.execute("SELECT list(version ORDER BY version) FROM schema_migrations").fetchone()[0]
-    except duckdb.Error as err:
-        return None, f"the snapshot is damaged ({err})"
-    finally:
-        snapshot.close()
-    with workspace.store.connect() as conn:
-        ours = conn.execute("SELECT list(version ORDER BY version) FROM schema_migrations").fetchone()[0]
+        theirs = workspace.store.migrations_in(path)
+    except StoreDamagedError as err:
+        return None, f"the snapshot is damaged ({str(err).split(': ', 1)[-1]})"
+    ours = workspace.store.migration_names()
     if theirs != ours:
         return None, f"the snapshot has schema migrations {theirs}, this llmwiki has {ours}"
     return path, ""
 
 
-def load_snapshot(workspace, path: Path) -> None:
+def load_snapshot(workspace: Workspace, path: Path) -> None:
     """Replace every table's rows with the snapshot's, in one transaction."""
+    workspace.store.load_from(path)
+
+
+@dataclass
+class RestoreReport:
+    target: str
+    method: str = ""  # "snapshot" or "rebuild"
+    why_rebuilt: str = ""
+    changed_files: list[str] = field(default_factory=list)
+    losses: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    commit: str | None = None
+    store_recovery: str = ""  # what was done first about a damaged store, if anything
+
+    def summary(self) -> str:
+        lines = [self.store_recovery] if self.store_recovery else []
+        lines.append(f"Restored the workspace to {self.target[:10]}: {len(self.changed_files)} file(s) changed.")
+        if self.method == "snapshot":
+            lines.append("Store: loaded from the snapshot taken at that commit (versions, stale marks and verifications as they were).")
+        else:
+            lines.append(f"Store: rebuilt from the files ({self.why_rebuilt}); {self.counts.get('sources', 0)} sources re-extracted, {self.counts.get('pages', 0)} pages re-indexed.")
+            lines += [f"    lost: {loss}" for loss in self.losses]
+        lines.append(f"commit {self.commit[:10]}" if self.commit else "No file differed; nothing to commit.")
+        return "\n".join(lines)
+
+
+def restore_to(workspace: Workspace, target: str) -> RestoreReport:
+    """Files and store back to a commit, as a new forward commit; idempotent, so an
+    interrupted restore is carried out again by recovery."""
+    root = workspace.root
+    report = RestoreReport(target=target)
+    history.restore_tree(root, target)
+    log_path = root / "wiki/log.md"
+    if log_path.exists():  # the log as it was then, plus this restore
+        stamp = datetime.now().isoformat(timespec="seconds").replace("T", " ")
+        log_path.write_text(log_path.read_text(encoding="utf-8").rstrip() + f"\n\n## {stamp} restore: to {target[:10]}\n", encoding="utf-8")
+    report.changed_files = history.changed_since_head(root)  # also right when an interrupted restore is carried out again
+    failpoint("restore:files")
+    workspace = Workspace(root=root, config=load_config(root / CONFIG_FILENAME))  # the settings as they were then
+    snapshot, why = usable(workspace, target)
+    if snapshot is not None:
+        load_snapshot(workspace, snapshot)
+        report.method = "snapshot"
+    else:
+        report.method, report.why_rebuilt, report.losses = "rebuild", why, REBUILD_LOSSES
+        report.counts = rebuild_store(workspace)
+    failpoint("restore:store")
+    subject = next((entry[2] for entry in history.log(root, limit=1000) if entry[0] == target), "")
+    report.commit = history.commit(root, f"restore: to {target[:10]} ({subject})\n\nstore: {report.method}", report.changed_files)
+    if report.commit:
+        take_snapshot(workspace, report.commit)
+    return report
+
+
+# -- a damaged or missing store ---------------------------------------------------------
+
+
+def store_problem(workspace: Workspace) -> str | None:
+    """Why the store cannot be used as it is (damaged, or missing while the wiki has pages), with the fix; None when it can."""
     store = workspace.store
-    with store.session(), store.connect() as conn:  # ATTACH outside the transaction, on the session's connection
-        conn.execute(f"ATTACH '{_quoted(path)}' AS llmwiki_snapshot (READ_ONLY)")
-        try:
-            with store.transaction():
-                generation = conn.execute("SELECT value FROM search_state WHERE key = 'generation'").fetchone()[0]
-                tables = [row[0] for row in conn.execute(
-                    "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name"
-                ).fetchall() if row[0] not in _KEPT_TABLES]
-                for table in tables:
-                    conn.execute(f'DELETE FROM main."{table}"')
-                    conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
-                _advance_sequences(conn)
-                # The in-memory search index notices any change of generation and rebuilds.
-                conn.execute("UPDATE search_state SET value = greatest(value, ?) + 1 WHERE key = 'generation'", [generation])
-        finally:
-            conn.execute("DETACH llmwiki_snapshot")
+    if not store.exists():
+        pages = sum(1 for path in workspace.wiki_dir.rglob("*.md") if path.parent != workspace.wiki_dir)
+        if pages:  # without pages, a store not made yet is a workspace not ingested yet
+            return (
+                f"{store.path}: the store is missing while the wiki holds {pages} page(s). "
+                "Run `llmwiki restore` to load the latest snapshot, or `llmwiki reindex` to rebuild it from the files."
+            )
+        return None
+    try:
+        store.totals()
+        store.migration_names()
+    except StoreDamagedError as err:
+        return str(err)
+    return None
 
 
-def _advance_sequences(conn) -> None:
-    """Move each id sequence past the largest id now in its table (a rebuilt store starts low)."""
-    for sequence, table in (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications")):
-        largest = conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
-        following = conn.execute(f"SELECT nextval('{sequence}')").fetchone()[0]
-        if following <= largest:
-            conn.execute(f"SELECT max(nextval('{sequence}')) FROM range(?)", [largest - following + 1])
+@dataclass
+class StoreRecovery:
+    method: str  # "snapshot" or "rebuild"
+    moved_to: Path | None
+    commit: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    losses: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        first = f"The damaged store was moved to {self.moved_to}." if self.moved_to else "The store was missing."
+        if self.method == "snapshot":
+            return f"{first} Store: loaded from the snapshot of HEAD ({(self.commit or '')[:10]}); nothing was lost."
+        lost = "".join(f"\n    lost: {loss}" for loss in self.losses)
+        return f"{first} Store: rebuilt from the files; {self.counts.get('sources', 0)} sources re-extracted, {self.counts.get('pages', 0)} pages re-indexed.{lost}"
 
 
-def rebuild_store(workspace, *, on_progress=None) -> dict[str, int]:
-    """Empty the store and rebuild it from the files: sources re-extracted, wiki pages re-indexed.
-
-    No model is called. Returns counts of what was indexed.
-    """
-    from llmwiki.generate import index_pages
-    from llmwiki.ingest import ingest_paths
-    from llmwiki.workspace import COLLECTION_PAGES
-
+def recover_store(workspace: Workspace, *, on_progress: ProgressCallback | None = None) -> StoreRecovery:
+    """Replace a damaged or missing store: the snapshot of HEAD when one is usable (nothing lost), else a
+    rebuild from the files. The damaged file is kept aside in .llmwiki/damaged/, never deleted."""
     store = workspace.store
-    with store.transaction() as conn:
-        tables = [row[0] for row in conn.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'"
-        ).fetchall() if row[0] not in (*_KEPT_TABLES, "search_stopwords", "search_state")]
-        for table in tables:
-            conn.execute(f'DELETE FROM "{table}"')
-        conn.execute("UPDATE search_state SET value = value + 1 WHERE key = 'generation'")
-    report = ingest_paths(workspace, generate=False, on_progress=on_progress)
-    pages = {
-        path.relative_to(workspace.root).as_posix(): path.read_text(encoding="utf-8")
-        for path in sorted(workspace.wiki_dir.rglob("*.md"))
-        if path.relative_to(workspace.root).as_posix() not in COLLECTION_PAGES
-    }
-    with store.session():
-        index_pages(workspace, pages)
-    store.checkpoint()
-    return {"sources": report.count("ingested") + report.count("updated"), "failed": report.count("failed"), "pages": len(pages)}
-
-
-def _quoted(path: Path) -> str:
-    return str(path).replace("'", "''")
+    moved_to = None
+    if store.path.exists():
+        folder = workspace.state_dir / "damaged"
+        folder.mkdir(parents=True, exist_ok=True)
+        moved_to = folder / f"store-{datetime.now():%Y%m%d-%H%M%S}.duckdb"
+        os.replace(store.path, moved_to)
+        wal = store.path.with_name(store.path.name + ".wal")
+        if wal.exists():
+            os.replace(wal, moved_to.with_name(moved_to.name + ".wal"))
+    store.forget_migrated()
+    store.migrate()  # a fresh, empty store
+    head = history.head(workspace.root) if history.is_repository(workspace.root) else None
+    snapshot, _ = usable(workspace, head) if head else (None, "")
+    if snapshot is not None and not [path for path in history.changed_since_head(workspace.root) if path.startswith(("wiki/", "sources/"))]:
+        load_snapshot(workspace, snapshot)
+        return StoreRecovery("snapshot", moved_to, commit=head)
+    counts = rebuild_store(workspace, on_progress=on_progress)
+    return StoreRecovery("rebuild", moved_to, counts=counts, losses=REBUILD_LOSSES)

@@ -7,8 +7,16 @@ transaction and closes it. A process that finds the file locked waits with
 backoff until ``lock_timeout_s`` and only then gives up with
 ``StoreLockedError``.
 
-Schema changes go only through the numbered migrations in ``MIGRATIONS``;
-each applied one is recorded in ``schema_migrations``.
+Schema changes go only through the migrations in ``MIGRATIONS``, each
+recorded by name in ``schema_migrations`` (so a reordered or renamed list is
+noticed, not silently re-applied). Copies of the whole store (the snapshots
+at each commit), loading one back, and emptying the store for a rebuild are
+``Store`` methods too, so no other module knows a table name.
+
+A damaged file (truncated, zeroed, overwritten) raises ``StoreDamagedError``
+with the fix, whenever DuckDB notices it: when the file is opened, or when a
+query reads a damaged block. ``Store(":memory:")`` keeps one in-memory
+database for the life of the object (tests).
 
 Bulk rows go in as Arrow tables that the SQL names directly (DuckDB's
 replacement scans), hence locals that look unused.
@@ -35,10 +43,15 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from llmwiki.errors import StoreError, StoreLockedError
+from llmwiki.errors import StoreDamagedError, StoreError, StoreLockedError
 from llmwiki.records import Chunk, Document, PageText
 
 _LOCK_MESSAGE = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
+MEMORY = ":memory:"
+# Tables a copy of the store carries but a load or a rebuild leaves as they are.
+_SCHEMA_TABLES = ("schema_migrations",)
+_ANALYZER_TABLES = ("search_stopwords", "search_state")
+_SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"))
 # Checkpointing on every close rewrote a whole row group (0.3 s at 100k chunks)
 # after each small write. The write-ahead log is as durable as the file, so
 # closes skip the checkpoint; DuckDB checkpoints once the log passes the
@@ -283,9 +296,30 @@ class Store:
     _migrate_lock = threading.Lock()
     _sessions = threading.local()  # per thread: store path -> the session's connection
 
-    def __init__(self, path: Path, *, lock_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: Path | str, *, lock_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
         self.lock_timeout_s = lock_timeout_s
+        self._memory: duckdb.DuckDBPyConnection | None = None
+        if str(path) == MEMORY:
+            self._memory = duckdb.connect(MEMORY, config=_CONNECT_CONFIG)
+            migrate(self._memory)
+
+    @property
+    def in_memory(self) -> bool:
+        return self._memory is not None
+
+    def exists(self) -> bool:
+        """Whether the store file is there (a deleted store is re-created empty on the next write)."""
+        return self.in_memory or self.path.is_file()
+
+    def damaged(self, err: BaseException) -> StoreDamagedError:
+        """The one error for a store DuckDB cannot read, with the fix."""
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        msg = (
+            f"{self.path}: the store is damaged ({detail}). Run `llmwiki restore` to load the latest snapshot "
+            "(or rebuild from the files when none is usable); `llmwiki reindex` rebuilds from the files."
+        )
+        return StoreDamagedError(msg)
 
     # -- connections ---------------------------------------------------------
 
@@ -297,9 +331,13 @@ class Store:
                 conn = duckdb.connect(str(self.path), config=_CONNECT_CONFIG)
                 conn.execute("PRAGMA disable_checkpoint_on_shutdown")
                 return conn
+            except (duckdb.SerializationException, duckdb.InternalException) as err:
+                raise self.damaged(err) from err
             except duckdb.IOException as err:
                 if not _LOCK_MESSAGE.search(str(err)):
-                    msg = f"{self.path}: cannot open the store ({err}). Check the file's permissions, or run `llmwiki reindex` if it is damaged."
+                    if _is_damage(err) and self.path.is_file():
+                        raise self.damaged(err) from err
+                    msg = f"{self.path}: cannot open the store ({err}). Check the file's permissions and free disk space."
                     raise StoreError(msg) from err
                 if time.monotonic() >= deadline:
                     msg = (
@@ -316,6 +354,9 @@ class Store:
 
         Inside ``session()`` on this thread, the session's connection is reused.
         """
+        if self._memory is not None:
+            yield self._memory
+            return
         shared = Store._sessions.__dict__.get(str(self.path))
         if shared is not None:
             yield shared
@@ -325,6 +366,10 @@ class Store:
         try:
             self._migrate_once(conn)
             yield conn
+        except (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException) as err:
+            if _is_damage(err):
+                raise self.damaged(err) from err
+            raise
         finally:
             conn.close()
 
@@ -338,7 +383,7 @@ class Store:
         it as they would for any writer.
         """
         key = str(self.path)
-        if key in Store._sessions.__dict__:
+        if self._memory is not None or key in Store._sessions.__dict__:
             yield
             return
         with self.connect() as conn:
@@ -365,6 +410,18 @@ class Store:
         with self.connect() as conn:
             conn.execute("CHECKPOINT")
 
+    def migrate(self) -> list[str]:
+        """Create the schema or bring it up to date now; returns the migrations applied."""
+        with self.connect() as conn, Store._migrate_lock:
+            applied = migrate(conn)
+            if not self.in_memory:
+                Store._migrated.add(self.path.resolve())
+        return applied
+
+    def forget_migrated(self) -> None:
+        """After the file was replaced (a recovered store): migrate again on the next connection."""
+        Store._migrated.discard(self.path.resolve())
+
     def _migrate_once(self, conn: duckdb.DuckDBPyConnection) -> None:
         key = self.path.resolve()
         if key in Store._migrated:
@@ -372,6 +429,66 @@ class Store:
         with Store._migrate_lock:
             migrate(conn)
             Store._migrated.add(key)
+
+    # -- whole-store copies (snapshots), loads and rebuilds ------------------------
+
+    def migration_names(self) -> list[str]:
+        """The migrations this store has applied, in order."""
+        with self.connect() as conn:
+            return [row[0] for row in conn.execute("SELECT name FROM schema_migrations ORDER BY version").fetchall()]
+
+    @staticmethod
+    def migrations_in(path: Path) -> list[str]:
+        """The migrations recorded in another store file (a snapshot), read-only; StoreDamagedError if unreadable."""
+        try:
+            other = duckdb.connect(str(path), read_only=True, config=_CONNECT_CONFIG)
+        except duckdb.Error as err:
+            raise Store(path).damaged(err) from err
+        try:
+            return [row[0] for row in other.execute("SELECT name FROM schema_migrations ORDER BY version").fetchall()]
+        except duckdb.Error as err:
+            raise Store(path).damaged(err) from err
+        finally:
+            other.close()
+
+    def copy_to(self, target: Path) -> None:
+        """A consistent copy of the whole store in a new database file (one transaction; readers may go on)."""
+        with self.connect() as conn:
+            name = conn.execute("SELECT current_database()").fetchone()[0]
+            conn.execute(f"ATTACH '{_quoted(target)}' AS llmwiki_copy")
+            try:
+                conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_copy')
+            finally:
+                conn.execute("DETACH llmwiki_copy")
+
+    def load_from(self, path: Path) -> None:
+        """Replace every table's rows with those of a copy (``copy_to``), in one transaction.
+
+        The search generation moves forward, so every in-memory search index rebuilds.
+        """
+        with self.session(), self.connect() as conn:  # ATTACH outside the transaction, on the session's connection
+            conn.execute(f"ATTACH '{_quoted(path)}' AS llmwiki_snapshot (READ_ONLY)")
+            try:
+                with self.transaction():
+                    generation = conn.execute("SELECT value FROM search_state WHERE key = 'generation'").fetchone()[0]
+                    for table in _tables(conn, leave=_SCHEMA_TABLES):
+                        conn.execute(f'DELETE FROM main."{table}"')
+                        conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
+                    _advance_sequences(conn)
+                    conn.execute("UPDATE search_state SET value = greatest(value, ?) + 1 WHERE key = 'generation'", [generation])
+            except duckdb.Error as err:
+                if _is_damage(err):
+                    raise Store(path).damaged(err) from err
+                raise
+            finally:
+                conn.execute("DETACH llmwiki_snapshot")
+
+    def clear(self) -> None:
+        """Delete every document, chunk, posting, embedding and verification (before a rebuild from the files)."""
+        with self.transaction() as conn:
+            for table in _tables(conn, leave=(*_SCHEMA_TABLES, *_ANALYZER_TABLES)):
+                conn.execute(f'DELETE FROM "{table}"')
+            _bump_generation(conn)
 
     # -- documents -----------------------------------------------------------
 
@@ -389,6 +506,21 @@ class Store:
                 [kind, kind],
             ).fetchall()
         return [_document(row) for row in rows]
+
+    def source_summaries(self) -> list[tuple[Document, str | None]]:
+        """Every ready source that has chunks, with the path of the summary page derived from it (None: none)."""
+        columns = ", ".join(f"source.{column.strip()}" for column in _DOCUMENT_COLUMNS.split(","))
+        with self.connect() as conn:
+            rows = conn.execute(
+                f"""
+                SELECT {columns}, (SELECT min(page.path) FROM documents page WHERE page.kind = 'wiki' AND page.derived_from = source.id)
+                FROM documents source
+                WHERE source.kind = 'source' AND source.status = 'ready'
+                  AND EXISTS (SELECT 1 FROM chunks WHERE chunks.document_id = source.id)
+                ORDER BY source.path
+                """
+            ).fetchall()
+        return [(_document(row[:-1]), row[-1]) for row in rows]
 
     def begin_document(self, *, path: str, kind: str, size_bytes: int, mtime: float) -> Document:
         """Record that a file is being processed, creating its row if new."""
@@ -725,34 +857,65 @@ class Store:
         return {"documents": documents, "pages": pages, "chunks": chunks, "tokens": int(tokens)}
 
 
-def migrate(conn: duckdb.DuckDBPyConnection) -> list[int]:
-    """Apply the migrations this database lacks; returns the versions applied."""
+def migrate(conn: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply the migrations this database lacks, by name; returns the names applied."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
     )
-    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations").fetchall()}
+    applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations").fetchall()}
+    unknown = applied - {migration.__name__ for migration in MIGRATIONS}
+    if unknown:
+        msg = f"this store was written by a newer llmwiki (it has migrations this version does not know: {', '.join(sorted(unknown))}). Upgrade llmwiki."
+        raise StoreError(msg)
     newly_applied = []
-    for version, migration in enumerate(MIGRATIONS, start=1):
-        if version in applied:
+    for migration in MIGRATIONS:
+        if migration.__name__ in applied:
             continue
         conn.execute("BEGIN TRANSACTION")
         try:
             migration(conn)
             conn.execute(
-                "INSERT INTO schema_migrations VALUES (?, ?, ?)", [version, migration.__name__, datetime.now()]
+                "INSERT INTO schema_migrations SELECT coalesce(max(version), 0) + 1, ?, ? FROM schema_migrations",
+                [migration.__name__, datetime.now()],
             )
         except duckdb.Error as err:
             conn.execute("ROLLBACK")
-            msg = f"migration {version} ({migration.__name__}) failed: {err}. The store was left as it was; report this as a bug."
+            msg = f"migration {migration.__name__} failed: {err}. The store was left as it was; report this as a bug."
             raise StoreError(msg) from err
         conn.execute("COMMIT")
-        newly_applied.append(version)
+        newly_applied.append(migration.__name__)
     if newly_applied:  # schema changes go into the file now: DuckDB 1.5 fails to replay an ALTER TABLE from the WAL
         conn.execute("CHECKPOINT")
-    if len(applied) > len(MIGRATIONS):
-        msg = "this store was written by a newer llmwiki (it has more migrations than this version knows). Upgrade llmwiki."
-        raise StoreError(msg)
     return newly_applied
+
+
+def _is_damage(err: BaseException) -> bool:
+    """Whether a DuckDB error means the file itself is unreadable (not a lock, not a bug in a query)."""
+    text = str(err)
+    return isinstance(err, (duckdb.SerializationException, duckdb.InternalException)) or any(
+        sign in text for sign in ("Corrupt database file", "not a valid DuckDB database file", "Could not read enough bytes", "checksum", "Failed to read")
+    )
+
+
+def _tables(conn: duckdb.DuckDBPyConnection, *, leave: Sequence[str]) -> list[str]:
+    """The store's own tables, by name, except those in leave."""
+    rows = conn.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name"
+    ).fetchall()
+    return [row[0] for row in rows if row[0] not in leave]
+
+
+def _advance_sequences(conn: duckdb.DuckDBPyConnection) -> None:
+    """Move each id sequence past the largest id now in its table (a loaded copy may hold higher ids)."""
+    for sequence, table in _SEQUENCES:
+        largest = conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+        following = conn.execute(f"SELECT nextval('{sequence}')").fetchone()[0]
+        if following <= largest:
+            conn.execute(f"SELECT max(nextval('{sequence}')) FROM range(?)", [largest - following + 1])
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
 
 
 # -- search (the scoring itself lives in llmwiki.search) ----------------------

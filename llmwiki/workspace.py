@@ -67,7 +67,11 @@ class Workspace:
 
     @classmethod
     def open(cls, path: Path | str) -> Workspace:
-        """Open an existing workspace; the error says how to create one."""
+        """Open an existing workspace; the error says how to create one.
+
+        Opening changes no state: finishing an operation a crash interrupted is
+        ``llmwiki.journal.recover``, which the CLI and notebooks call next.
+        """
         root = Path(path).expanduser().resolve()
         if not (root / CONFIG_FILENAME).is_file():
             msg = f"{root}: not an llmwiki workspace (no {CONFIG_FILENAME}). Create one with `llmwiki init {path}`."
@@ -79,12 +83,7 @@ class Workspace:
             page = root / "wiki" / name
             if not page.exists():
                 page.write_text(text, encoding="utf-8")
-        workspace = cls(root=root, config=load_config(root / CONFIG_FILENAME))
-        if (root / STATE_DIRNAME / "journal.json").exists():  # an operation was interrupted: finish or undo it first
-            from llmwiki.journal import recover
-
-            recover(workspace)
-        return workspace
+        return cls(root=root, config=load_config(root / CONFIG_FILENAME))
 
     @classmethod
     def find(cls, start: Path | str | None = None) -> Workspace:
@@ -176,6 +175,6 @@ class Workspace:
 
 @functools.lru_cache(maxsize=4)
 def _verifier(model: str, int8: bool, max_length: int):
-    from llmwiki.verify import load_verifier
+    from llmwiki.verify.nli import load_verifier
 
     return load_verifier(model, int8=int8, max_length=max_length)

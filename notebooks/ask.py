@@ -12,7 +12,7 @@ with app.setup:
     from llmwiki.answer import Conversation, agentic_answer, answer_question, save_answer
     from llmwiki.errors import LlmwikiError
     from llmwiki.notebook_args import parse_notebook_args
-    from llmwiki.workspace import Workspace
+    from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Ask questions of an llmwiki workspace.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -23,7 +23,7 @@ with app.setup:
 
 @app.cell
 def _():
-    workspace = Workspace.open(args.workspace)
+    workspace = open_workspace(args.workspace)
     backend = workspace.backend()
     mo.md(f"# Ask the wiki\n\nWorkspace `{workspace.root}` · backend **{backend.name}** ({backend.model})")
     return backend, workspace

@@ -11,7 +11,7 @@ with app.setup:
     import polars as pl
 
     from llmwiki.notebook_args import parse_notebook_args
-    from llmwiki.workspace import Workspace
+    from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Browse the Markdown datasets of an llmwiki workspace.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -21,7 +21,7 @@ with app.setup:
 
 @app.cell
 def _():
-    workspace = Workspace.open(args.workspace)
+    workspace = open_workspace(args.workspace)
     source = workspace.datasets()
     _errors = [mo.callout(mo.md(f"Skipped: {error}"), kind="warn") for error in source.errors]
     mo.vstack([mo.md(f"# Datasets\n\nFolder `{workspace.datasets_dir}`"), *_errors])

@@ -11,9 +11,9 @@ with app.setup:
     import polars as pl
 
     from llmwiki.errors import LlmwikiError
-    from llmwiki.ingest import ingest_paths
+    from llmwiki.wiki import ingest_paths
     from llmwiki.notebook_args import parse_notebook_args
-    from llmwiki.workspace import Workspace
+    from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Ingest sources into an llmwiki workspace.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -23,7 +23,7 @@ with app.setup:
 
 @app.cell
 def _():
-    workspace = Workspace.open(args.workspace)
+    workspace = open_workspace(args.workspace)
     mo.md(f"# Ingest\n\nWorkspace `{workspace.root}`. Drop files into `sources/` or upload them here, then press **Ingest**.")
     return (workspace,)
 

@@ -15,7 +15,7 @@ with app.setup:
     from llmwiki.lint import findings_table, lint, repair
     from llmwiki.maintain import delete_stale, page_history, plan_withdrawal, restore, stale_pages, withdraw
     from llmwiki.notebook_args import parse_notebook_args
-    from llmwiki.workspace import Workspace
+    from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Maintain an llmwiki workspace: withdraw sources, stale pages, history.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -26,7 +26,7 @@ with app.setup:
 
 @app.cell
 def _():
-    workspace = Workspace.open(args.workspace)
+    workspace = open_workspace(args.workspace)
     mo.md(f"# Maintain\n\nWorkspace `{workspace.root}`")
     return (workspace,)
 

@@ -13,7 +13,7 @@ with app.setup:
     from llmwiki.verify import load_verification, verify_pages, wiki_pages
     from llmwiki.verify.nli import not_nli_note
     from llmwiki.notebook_args import parse_notebook_args
-    from llmwiki.workspace import Workspace
+    from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -24,7 +24,7 @@ with app.setup:
 
 @app.cell
 def _():
-    workspace = Workspace.open(args.workspace)
+    workspace = open_workspace(args.workspace)
     pages_available = wiki_pages(workspace)
     verifier = workspace.verifier()  # loaded once per kernel; its name is the one every score below carries
     _needing = [page for page in pages_available if (_stored := load_verification(workspace, page)) is None or _stored.outdated]

@@ -67,7 +67,7 @@ source: test
 @pytest.fixture
 def wiki(workspace):
     """A small generated wiki: kelp and volta sources with pages, one source without pages, a dataset."""
-    from llmwiki.ingest import ingest_paths
+    from llmwiki.wiki import ingest_paths
 
     (workspace.sources_dir / "kelp.md").write_text(KELP, encoding="utf-8")
     (workspace.sources_dir / "volta.md").write_text(VOLTA, encoding="utf-8")
@@ -85,7 +85,7 @@ REEF_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. Th
 @pytest.fixture
 def reef(workspace):
     """Two sources about the Kelp Forest, ingested with their wiki pages (one concept page shared by both)."""
-    from llmwiki.ingest import ingest_paths
+    from llmwiki.wiki import ingest_paths
 
     (workspace.sources_dir / "a.md").write_text(REEF_A, encoding="utf-8")
     (workspace.sources_dir / "b.md").write_text(REEF_B, encoding="utf-8")

@@ -23,6 +23,8 @@ class Reply:
     delay_s: float = 0.0
     headers: dict = field(default_factory=dict)
     error: str | None = None  # message of an error body
+    stall_after: int | None = None  # streaming: send this many events, then stall for stall_s (a stream that times out half-way)
+    stall_s: float = 0.0
 
 
 class StubServer:
@@ -117,7 +119,19 @@ class StubServer:
                     events.append({"model": model, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "id": f"call_{index}", "function": {"name": call["name"], "arguments": arguments[:middle]}}]}}]})
                     events.append({"model": model, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "function": {"arguments": arguments[middle:]}}]}}]})
                 events.append({"model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-                body = "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"
-                self._send(200, body, content_type="text/event-stream")
+                lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
+                if reply.stall_after is None:
+                    self._send(200, "".join(lines), content_type="text/event-stream")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write("".join(lines[: reply.stall_after]).encode("utf-8"))
+                self.wfile.flush()
+                time.sleep(reply.stall_s)
+                try:
+                    self.wfile.write("".join(lines[reply.stall_after:]).encode("utf-8"))
+                except OSError:
+                    pass  # the client gave up, as it should
 
         return Handler

@@ -136,7 +136,7 @@ In 1896 Becquerel discovered radioactivity while investigating uranium salts. He
 
 @pytest.fixture
 def physics(workspace):
-    from llmwiki.ingest import ingest_paths
+    from llmwiki.wiki import ingest_paths
 
     (workspace.sources_dir / "becquerel.md").write_text(BECQUEREL, encoding="utf-8")
     (workspace.sources_dir / "kelp.md").write_text("# Kelp\n\nKelp forests shelter fish along the northern coast. Divers study the kelp forest every spring.\n", encoding="utf-8")

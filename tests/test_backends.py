@@ -35,6 +35,25 @@ def test_streaming_delivers_tokens_as_they_come():
     assert server.requests[0]["body"]["stream"] is True
 
 
+def test_a_stream_that_times_out_after_tokens_is_not_replayed():
+    tokens = []
+    with StubServer([Reply(content="one two three", stall_after=2, stall_s=1.5), Reply(content="one two three")]) as server:
+        with pytest.raises(BackendError, match="broke off after 2 tokens") as caught:
+            backend_for(server, timeout_s=0.4, max_retries=2).complete(MESSAGES, on_token=tokens.append)
+    assert tokens == ["one ", "two "]  # shown once, never again from the start
+    assert len(server.requests) == 1  # no second request
+    assert "Ask again" in str(caught.value)
+
+
+def test_a_stream_that_times_out_before_any_token_is_retried():
+    """The control: nothing was shown yet, so a retry repeats nothing."""
+    tokens = []
+    with StubServer([Reply(content="one two three", stall_after=0, stall_s=1.5), Reply(content="one two three")]) as server:
+        completion = backend_for(server, timeout_s=0.4, max_retries=2).complete(MESSAGES, on_token=tokens.append)
+    assert tokens == ["one ", "two ", "three "] and completion.text == "one two three "
+    assert len(server.requests) == 2
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_tool_calls_are_parsed(stream):
     call = {"name": "search_wiki", "arguments": {"query": "voltaic pile", "limit": 3}}

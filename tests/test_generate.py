@@ -9,9 +9,9 @@ import pytest
 
 from conftest import REPO
 from llmwiki.backends import BackendError, Completion
-from llmwiki.generate import CONCEPTS, split_sections, validate_aliases
-from llmwiki.ingest import ingest_paths
-from llmwiki.pages import CITATION, read_page, split_frontmatter
+from llmwiki.generate import split_sections, validate_aliases
+from llmwiki.wiki import ingest_paths
+from llmwiki.pages import CITATION, CONCEPTS, read_page, split_frontmatter
 from llmwiki.tracing import read_spans
 from llmwiki.workspace import Workspace
 
@@ -234,9 +234,9 @@ def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypat
     ingest_paths(workspace)
     before = {path: path.read_bytes() for path in (workspace.root / "wiki").rglob("*.md")}
     (workspace.sources_dir / "a.md").write_text(KELP_A.replace("every spring", "in winter"), encoding="utf-8")
-    import llmwiki.generate as generate
+    import llmwiki.wiki as wiki
 
-    real = generate.index_pages
+    real = wiki.index_pages
     calls = []
 
     def failing(workspace_, texts):
@@ -245,7 +245,7 @@ def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypat
             raise OSError("disk full")
         return real(workspace_, texts)
 
-    monkeypatch.setattr(generate, "index_pages", failing)
+    monkeypatch.setattr(wiki, "index_pages", failing)
     with pytest.raises(OSError, match="disk full"):
         ingest_paths(workspace)
     after = {path: path.read_bytes() for path in (workspace.root / "wiki").rglob("*.md")}

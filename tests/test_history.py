@@ -115,14 +115,14 @@ def test_restoring_an_unknown_revision_changes_nothing(reef):
 
 
 def test_an_operation_that_fails_is_rolled_back(reef, monkeypatch):
-    import llmwiki.generate
+    import llmwiki.wiki
 
     before_files, before_store = files(reef), store_state(reef)
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(llmwiki.generate, "write_files", broken)
+    monkeypatch.setattr(llmwiki.wiki, "write_files", broken)
     with pytest.raises(OSError):
         withdraw(reef, "sources/a.md")
     assert files(reef) == before_files and store_state(reef) == before_store  # the source moved back, store as before
@@ -214,7 +214,7 @@ def test_recovery_clears_a_git_lock_left_by_a_killed_git(reef):
     assert history.head(reef.root) == head and files(reef) == before_files
 
 
-def test_kill_9_while_ingest_writes_pages_is_rolled_back_and_says_how_to_regenerate(reef):
+def test_kill_9_while_ingest_writes_pages_is_rolled_back_and_the_next_ingest_finishes(reef):
     before_files, before_store, head = files(reef), store_state(reef), history.head(reef.root)
     (reef.root / "sources/c.md").write_text("# Tide pools\n\nThe Tide Pool holds anemones. Children visit the Tide Pool at low tide.\n", encoding="utf-8")
     killed = _llmwiki(reef.root, "ingest", failpoint="publish:files")
@@ -222,24 +222,26 @@ def test_kill_9_while_ingest_writes_pages_is_rolled_back_and_says_how_to_regener
     assert (reef.root / "wiki/summaries/c.md").exists()  # the crash left a page behind, not yet indexed or committed
 
     after = _llmwiki(reef.root, "status")
-    assert after.returncode == 0 and "interrupted ingest was rolled back" in after.stderr and "llmwiki regenerate sources/c.md" in after.stderr, after.stderr
+    assert after.returncode == 0 and "interrupted ingest was rolled back" in after.stderr and "next `llmwiki ingest` writes their pages" in after.stderr, after.stderr
     workspace = Workspace.open(reef.root)
     assert consistency_problems(workspace) == [] and history.head(workspace.root) == head
     assert not (workspace.root / "wiki/summaries/c.md").exists()
     assert {path: data for path, data in files(workspace).items() if path != "sources/c.md"} == before_files
     assert store_state(workspace)["references"] == before_store["references"]
-    regenerated = _llmwiki(reef.root, "regenerate", "sources/c.md")
-    assert regenerated.returncode == 0 and (workspace.root / "wiki/summaries/c.md").exists(), regenerated.stderr
+    finished = _llmwiki(reef.root, "ingest")
+    assert finished.returncode == 0 and (workspace.root / "wiki/summaries/c.md").exists(), finished.stderr
+    assert "Finished 1 source(s) an earlier run left without pages: sources/c.md" in finished.stdout
+    assert consistency_problems(workspace) == [] and history.changed_since_head(workspace.root) == []
 
 
 def test_a_rollback_keeps_an_uncommitted_hand_edit(reef, monkeypatch):
-    import llmwiki.generate
+    import llmwiki.wiki
 
     page = reef.root / "wiki/summaries/b.md"
     edited = page.read_text(encoding="utf-8") + "\nA hand edit, not committed.\n"
     page.write_text(edited, encoding="utf-8")
-    original = llmwiki.generate.index_pages
-    monkeypatch.setattr(llmwiki.generate, "index_pages", lambda workspace, texts: (_ for _ in ()).throw(OSError("disk full")) if "wiki/summaries/b.md" in texts and texts["wiki/summaries/b.md"] else original(workspace, texts))
+    original = llmwiki.wiki.index_pages
+    monkeypatch.setattr(llmwiki.wiki, "index_pages", lambda workspace, texts: (_ for _ in ()).throw(OSError("disk full")) if "wiki/summaries/b.md" in texts and texts["wiki/summaries/b.md"] else original(workspace, texts))
     with pytest.raises(OSError):
         save_page(reef, "wiki/summaries/b.md", "# Coast survey\n\nReplaced.\n", expected_version=page_version(reef, "wiki/summaries/b.md"))
     assert page.read_text(encoding="utf-8") == edited  # the failed save put back what was on disk, not the last commit

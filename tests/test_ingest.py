@@ -8,7 +8,8 @@ import time
 
 
 from conftest import REPO
-from llmwiki.ingest import ingest_file, ingest_paths
+from llmwiki.ingest import ingest_file
+from llmwiki.wiki import ingest_paths
 
 
 def write(workspace, name: str, content: str | bytes):
@@ -158,7 +159,7 @@ def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
     script = textwrap.dedent(
         """
         import sys
-        from llmwiki.ingest import ingest_paths
+        from llmwiki.wiki import ingest_paths
         from llmwiki.workspace import Workspace
         workspace = Workspace.open(sys.argv[1])
         report = ingest_paths(workspace, [workspace.sources_dir / sys.argv[2]])

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from llmwiki.ingest import ingest_paths
+from llmwiki.wiki import ingest_paths
 from llmwiki.lint import lint, repair
 from llmwiki.maintain import consistency_problems, withdraw
 from llmwiki.verify import page_sentences

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from llmwiki.ingest import ingest_paths
+from llmwiki.wiki import ingest_paths
 from llmwiki.maintain import MaintenanceError, plan_withdrawal, withdraw
 from llmwiki.search import search
 from llmwiki.verify import verify_page

@@ -7,7 +7,7 @@ import pytest
 
 from models import tiny_model
 
-from llmwiki.ingest import ingest_paths
+from llmwiki.wiki import ingest_paths
 from llmwiki.verify import (
     NLIVerifier,
     VerificationError,

@@ -26,7 +26,7 @@ from typing import Protocol
 
 import numpy as np
 
-from llmwiki.errors import LlmwikiError
+from llmwiki.errors import VerifierError
 
 DEFAULT_MODEL = "llmwiki-default"
 NLI_MODEL = "llmwiki-nli"  # llmwiki's own trained NLI model (weights in llmwiki/verify/weights, see MODEL.md)
@@ -34,9 +34,6 @@ SIMILARITY_MODEL = "minilm-cosine"
 OVERLAP_MODEL = "lexical-overlap"
 _WORDS = re.compile(r"[^\W_]{3,}")
 
-
-class VerifierError(LlmwikiError):
-    """The verifier model could not be loaded or used."""
 
 
 class Verifier(Protocol):

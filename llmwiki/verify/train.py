@@ -191,7 +191,7 @@ def load_shipped(folder: Path = WEIGHTS_DIR):
     """(model, tokenizer) assembled from the package's MiniLM and the shipped weights, checksums checked."""
     from safetensors.torch import load_file
 
-    from llmwiki.verify.nli import VerifierError
+    from llmwiki.errors import VerifierError
 
     sums_file = folder / "SHA256SUMS"
     if not sums_file.is_file() or not (folder / SHIPPED_FILE).is_file():

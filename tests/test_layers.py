@@ -1,0 +1,120 @@
+"""The package's import graph: no cycles, and every import goes down the layers of llmwiki/__init__.py."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import REPO
+
+PACKAGE = REPO / "llmwiki"
+LAYERS = (
+    {"errors", "records", "tracing", "prompts", "failpoints", "config", "models", "history", "pages", "chunking", "extract",
+     "backends", "datasets", "embeddings", "notebook_args", "questions", "verify.lexicon", "verify.facts", "verify.calibrate",
+     "verify.changes", "verify.train", "verify.nli"},
+    {"store"},
+    {"workspace"},
+    {"search", "ingest", "generate"},
+    {"snapshots"},
+    {"journal"},
+    {"wiki"},
+    {"select", "verify.page", "verify"},
+    {"answer", "maintain"},
+    {"lint"},
+    {"cli", "__main__", ""},
+)
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the llmwiki modules it imports anywhere (module level or inside functions), names without 'llmwiki.'."""
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(package).with_suffix("").parts
+        modules[".".join(parts).removesuffix("__init__").rstrip(".")] = path
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "llmwiki":
+                inner = node.module.removeprefix("llmwiki").lstrip(".")
+                targets = [f"{inner}.{alias.name}".lstrip(".") for alias in node.names if f"{inner}.{alias.name}".lstrip(".") in modules] or [inner]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name.removeprefix("llmwiki").lstrip(".") for alias in node.names if alias.name.split(".")[0] == "llmwiki"]
+            found.update(target for target in targets if target in modules and target != name)
+        graph[name] = found
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def layer_of(module: str) -> int:
+    return next(number for number, layer in enumerate(LAYERS) if module in layer)
+
+
+def test_the_cycle_finder_finds_a_cycle_and_passes_a_chain():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_graph_reader_sees_imports_inside_functions(tmp_path):
+    package = tmp_path / "llmwiki"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "low.py").write_text("def f():\n    from llmwiki.high import g\n")
+    (package / "high.py").write_text("from llmwiki import low\n")
+    graph = import_graph(package)
+    assert graph["low"] == {"high"} and graph["high"] == {"low"}
+    assert cycles(graph) == [["high", "low"]]
+
+
+def test_llmwiki_has_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_every_module_has_a_layer_and_imports_only_downward():
+    graph = import_graph()
+    unplaced = sorted(module for module in graph if not any(module in layer for layer in LAYERS))
+    assert unplaced == [], f"place these modules in LAYERS (and in llmwiki/__init__.py's docstring): {unplaced}"
+    upward = sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets if layer_of(target) > layer_of(module))
+    assert upward == []
+
+
+def test_duckdb_and_sql_live_only_in_the_store():
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "store.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if "import duckdb" in text or ".execute(" in text:
+            offenders.append(path.relative_to(REPO).as_posix())
+    assert offenders == []

@@ -1,0 +1,221 @@
+"""Crashes in the middle of an ingest, and a damaged or missing store: every case ends in a workspace
+the next command finishes or recovers, compared with an undamaged control."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from llmwiki import history
+from llmwiki.errors import StoreDamagedError
+from llmwiki.journal import open_workspace
+from llmwiki.maintain import consistency_problems
+from llmwiki.pages import split_frontmatter
+from llmwiki.wiki import ingest_paths, pending_sources
+from llmwiki.workspace import Workspace
+
+SOURCES = {
+    "kelp.md": "# Kelp Forest\n\nThe Kelp Forest grows off the coast of Monterey. Sea otters live in the Kelp Forest and eat urchins.\n\nGiant kelp can grow half a metre a day.\n",
+    "tides.md": "# Tide Pools\n\nThe Tide Pool holds anemones and crabs. Children visit the Tide Pool at low tide.\n\nSea otters rarely visit the Tide Pool.\n",
+    "reef.md": "# Coral Reef\n\nThe Coral Reef lies far to the south. Parrotfish graze on the Coral Reef and make sand.\n\nWarm water bleaches the Coral Reef.\n",
+}
+TIME_FIELDS = ("created", "updated")
+
+
+def _llmwiki(root, *arguments, failpoint: str | None = None):
+    environment = dict(os.environ, LLMWIKI_FAILPOINT=failpoint or "")
+    return subprocess.run([sys.executable, "-m", "llmwiki", *arguments, "-w", str(root)], capture_output=True, text=True, env=environment, timeout=300)
+
+
+def _new(tmp_path, name: str) -> Workspace:
+    workspace = Workspace.init(tmp_path / name)
+    for file_name, text in SOURCES.items():
+        (workspace.sources_dir / file_name).write_text(text, encoding="utf-8")
+    return workspace
+
+
+def _state(workspace: Workspace) -> dict:
+    """What a user would compare: documents (path, status, hash), chunk counts, and every page without its timestamps."""
+    store = workspace.store
+    documents = sorted((document.path, document.kind, document.status, document.content_hash if document.kind == "source" else "") for document in store.documents())
+    pages = {}
+    for path in sorted(workspace.wiki_dir.rglob("*.md")):
+        relative = path.relative_to(workspace.root).as_posix()
+        if relative == "wiki/log.md":
+            continue
+        meta, body = split_frontmatter(path.read_text(encoding="utf-8"))
+        pages[relative] = ({key: value for key, value in meta.items() if key not in TIME_FIELDS}, body)
+    return {"documents": documents, "chunks": store.totals()["chunks"], "pages": pages}
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    workspace = _new(tmp_path_factory.mktemp("clean"), "ws")
+    ingest_paths(workspace)
+    return _state(workspace)
+
+
+@pytest.mark.parametrize("point", ["ingest:file", "ingest:stored", "generate:source", "publish:files", "publish:store"])
+def test_a_killed_ingest_is_finished_by_the_next_one(tmp_path, clean, point):
+    workspace = _new(tmp_path, "ws")
+    killed = _llmwiki(workspace.root, "ingest", failpoint=point)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+
+    finished = _llmwiki(workspace.root, "ingest")
+    assert finished.returncode == 0, finished.stderr
+    workspace = Workspace.open(workspace.root)
+    assert _state(workspace) == clean  # same documents, chunks and pages as one clean run; nothing duplicated
+    assert consistency_problems(workspace) == [] and pending_sources(workspace) == []
+    assert history.changed_since_head(workspace.root) == []  # sources and pages committed
+    assert _llmwiki(workspace.root, "ingest").stdout.count("Finished") == 0  # a third run has nothing left to do
+
+
+def test_lint_names_a_source_left_without_its_summary_and_the_fix(tmp_path):
+    workspace = _new(tmp_path, "ws")
+    killed = _llmwiki(workspace.root, "ingest", failpoint="ingest:stored")
+    assert killed.returncode == -signal.SIGKILL
+    linted = _llmwiki(workspace.root, "lint")
+    assert linted.returncode != 0
+    for name in SOURCES:
+        assert f"sources/{name} is ingested but has no summary page" in linted.stdout
+    assert "run `llmwiki ingest`" in linted.stdout
+    assert _llmwiki(workspace.root, "ingest").returncode == 0
+    again = _llmwiki(workspace.root, "lint")  # the control: once finished, no such error
+    assert "has no summary page" not in again.stdout
+
+
+def test_a_summary_written_from_an_older_version_of_its_source_is_pending(tmp_path):
+    workspace = _new(tmp_path, "ws")
+    ingest_paths(workspace)
+    assert pending_sources(workspace) == []
+    (workspace.sources_dir / "kelp.md").write_text(SOURCES["kelp.md"] + "\nOtters hold hands while they sleep.\n", encoding="utf-8")
+    ingest_paths(workspace, generate=False)
+    assert [document.path for document in pending_sources(workspace)] == ["sources/kelp.md"]
+    report = ingest_paths(workspace)
+    assert pending_sources(workspace) == [] and report.generation is not None and report.finished == ("sources/kelp.md",)
+
+
+# -- a damaged store ---------------------------------------------------------------------
+
+
+def _damage(path, how: str) -> None:
+    size = path.stat().st_size
+    with path.open("r+b") as handle:
+        if how == "truncate":
+            handle.truncate(size // 2)
+        elif how == "zero":
+            handle.write(b"\0" * size)
+        else:  # overwrite the header and the first blocks with other bytes
+            handle.write(bytes(range(256)) * (min(size, 1 << 20) // 256))
+
+
+@pytest.fixture
+def built(tmp_path):
+    workspace = _new(tmp_path, "ws")
+    ingest_paths(workspace)
+    workspace.store.checkpoint()  # everything in the file, nothing left in the write-ahead log
+    return workspace
+
+
+@pytest.mark.parametrize("how", ["truncate", "zero", "overwrite"])
+def test_a_damaged_store_gives_one_line_with_the_fix_in_every_command(built, how):
+    store_file = built.store.path
+    _damage(store_file, how)
+    for arguments in (("status",), ("search", "otters"), ("ask", "Who eats urchins?"), ("lint",), ("ingest",)):
+        result = _llmwiki(built.root, *arguments)
+        assert result.returncode != 0, arguments
+        assert "Traceback" not in result.stderr, (arguments, result.stderr)
+        assert "the store is damaged" in result.stderr and "llmwiki restore" in result.stderr, (arguments, result.stderr)
+    with pytest.raises(StoreDamagedError, match="llmwiki reindex"):
+        open_workspace(built.root)
+
+
+def test_an_undamaged_store_opens_and_answers(built):
+    """The control beside the damage tests."""
+    assert _llmwiki(built.root, "status").returncode == 0
+    result = _llmwiki(built.root, "search", "otters")
+    assert result.returncode == 0 and "kelp" in result.stdout.lower()
+    assert open_workspace(built.root).root == built.root
+
+
+@pytest.mark.parametrize("how", ["truncate", "zero", "overwrite"])
+@pytest.mark.parametrize("command", ["restore", "reindex"])
+def test_restore_and_reindex_recover_a_damaged_store_on_their_own(built, how, command):
+    before = _state(built)
+    _damage(built.store.path, how)
+    result = _llmwiki(built.root, command)
+    assert result.returncode == 0, result.stderr
+    assert "The damaged store was moved to" in result.stdout
+    assert "snapshot of HEAD" in result.stdout  # every write took a snapshot, so nothing is lost
+    assert list((built.state_dir / "damaged").glob("store-*.duckdb"))  # kept aside, not deleted
+    assert _state(Workspace.open(built.root)) == before
+    assert _llmwiki(built.root, "status").returncode == 0
+    assert history.changed_since_head(built.root) == []
+
+
+def test_without_a_snapshot_the_store_is_rebuilt_from_the_files_and_the_losses_named(built):
+    before = _state(built)
+    shutil.rmtree(built.state_dir / "snapshots")
+    _damage(built.store.path, "truncate")
+    result = _llmwiki(built.root, "restore")
+    assert result.returncode == 0, result.stderr
+    assert "rebuilt from the files" in result.stdout and "lost: page version numbers start again at 1" in result.stdout
+    assert _state(Workspace.open(built.root)) == before
+
+
+def test_restore_to_a_revision_first_recovers_a_damaged_store(built):
+    head = history.head(built.root)
+    (built.sources_dir / "extra.md").write_text("# Extra\n\nThe Extra Reef is new. Divers like the Extra Reef.\n", encoding="utf-8")
+    ingest_paths(built)
+    _damage(built.store.path, "zero")
+    result = _llmwiki(built.root, "restore", head)
+    assert result.returncode == 0, result.stderr
+    assert "The damaged store was moved to" in result.stdout and f"Restored the workspace to {head[:10]}" in result.stdout
+    workspace = Workspace.open(built.root)
+    assert consistency_problems(workspace) == [] and not (workspace.root / "wiki/summaries/extra.md").exists()
+
+
+def test_a_restore_that_fails_changes_nothing(built, monkeypatch):
+    import llmwiki.snapshots
+
+    head = history.head(built.root)
+    (built.sources_dir / "extra.md").write_text("# Extra\n\nThe Extra Reef is new. Divers like the Extra Reef.\n", encoding="utf-8")
+    ingest_paths(built)
+    before = _state(built)
+    files_before = {path: path.read_bytes() for path in built.wiki_dir.rglob("*.md")}
+    new_head = history.head(built.root)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(llmwiki.snapshots, "load_snapshot", broken)
+    monkeypatch.setattr(llmwiki.snapshots, "rebuild_store", broken)
+    from llmwiki.maintain import restore
+
+    with pytest.raises(OSError, match="disk full"):
+        restore(built, head)
+    assert {path: path.read_bytes() for path in built.wiki_dir.rglob("*.md")} == files_before  # the log too: no "restore: to" line
+    assert _state(built) == before and history.head(built.root) == new_head
+    assert history.changed_since_head(built.root) == []
+
+
+def test_status_on_a_workspace_whose_store_is_missing_names_the_fix(built):
+    built.store.path.unlink()
+    result = _llmwiki(built.root, "status")
+    assert result.returncode == 1 and "the store is missing while the wiki holds" in result.stderr and "llmwiki restore" in result.stderr
+    recovered = _llmwiki(built.root, "restore")
+    assert recovered.returncode == 0 and "The store was missing" in recovered.stdout, recovered.stderr
+    assert _llmwiki(built.root, "status").returncode == 0
+
+
+def test_a_fresh_workspace_without_a_store_is_not_called_damaged(tmp_path):
+    """The control: sources dropped in, never ingested, no store yet is normal."""
+    workspace = _new(tmp_path, "ws")
+    workspace.store.path.unlink(missing_ok=True)
+    result = _llmwiki(workspace.root, "status")
+    assert result.returncode == 0 and "No documents yet" in result.stdout
