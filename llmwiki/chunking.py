@@ -40,7 +40,9 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st mt vs etc e.g i.e cf al fig no vol ed eds inc ltd co corp gen gov sen rep "
     "jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k".split()
 )
-_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9À-Ý])|\n")
+# A sentence ends at . ! or ? (with closing quotes or brackets, and any [c123] citations a wiki page puts
+# after it) before a capital, a digit or an opening quote; or at a line break.
+_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?:[ \t]*\[c\d+\])*(?=\s+[\"'“‘(\[]?[A-Z0-9À-Ý])|\n")
 _WORD = re.compile(r"\S+")
 
 
@@ -66,6 +68,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if right > left:
             trimmed.append((begin + left, begin + right))
     return trimmed
+
+
+def split_sentences(text: str) -> list[str]:
+    """The text's sentences (``sentence_spans``); the one sentence splitter of llmwiki (bench/sentences.py)."""
+    return [text[start:end] for start, end in sentence_spans(text)]
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,7 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
 
 
 def _print_generation(generation) -> None:
-    pages = [path for path in generation.written if path.startswith(("wiki/summaries/", "wiki/concepts/"))]
-    console.print(f"Wiki: {len(pages)} pages written, {len(generation.deleted)} deleted; index, overview and log updated"
+    console.print(f"Wiki: {len(generation.pages)} pages written, {len(generation.deleted)} deleted; index, overview and log updated"
                   + (f"; commit {generation.commit[:10]}" if generation.commit else ""))
     for note in generation.notes:
         console.print(f"  note: {note}", highlight=False, markup=False)
@@ -208,15 +207,13 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per page: every sentence with its verdict, score, raw NLI probability, reason and excerpt.")
 def verify(pages, workspace_path, everything, changed, force, threshold, as_json) -> None:
     """Score each sentence of wiki pages against their sources (local NLI model and fact checks)."""
-    from llmwiki.verify import load_verification, verify_pages, wiki_pages
+    from llmwiki.verify import pages_needing_verification, verify_pages, wiki_pages
     from llmwiki.verify.nli import not_nli_note
 
     workspace = _workspace(workspace_path)
     threshold = workspace.config.verification.threshold if threshold is None else threshold
     if everything or changed:
-        names = wiki_pages(workspace)
-        if changed:
-            names = [name for name in names if (stored := load_verification(workspace, name)) is None or stored.outdated]
+        names = pages_needing_verification(workspace) if changed else wiki_pages(workspace)
     elif pages:
         names = [workspace.relative(workspace.root / page) if not page.startswith("/") else workspace.relative(page) for page in pages]
     else:
@@ -515,17 +512,19 @@ def reindex(workspace_path: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON records instead of a table.")
 def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_json) -> None:
     """List dataset categories, or print one category's rows (filtered)."""
+    from llmwiki.datasets import flatten_dims
+
     workspace = _workspace(workspace_path)
     source = workspace.datasets()
     for error in source.errors:
         errors.print(f"skipped: {error}", highlight=False, markup=False)
     if category is None and not (keys or metrics or dims):
+        summary = source.summary()
         table = Table(title=f"Datasets in {workspace.datasets_dir}")
-        for column in ("category", "keys", "rows", "metrics"):
+        for column in summary.columns:
             table.add_column(column)
-        for name in source.categories():
-            frame = source.read(name)
-            table.add_row(name, str(frame.get_column("key").n_unique()), str(frame.height), ", ".join(frame.get_column("metric").unique(maintain_order=True).to_list()))
+        for row in summary.iter_rows():
+            table.add_row(*map(str, row))
         console.print(table)
         return
     wanted_dims = {}
@@ -535,9 +534,7 @@ def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_j
             raise click.BadParameter(f"{item!r}: write NAME=VALUE", param_hint="--dim")
         wanted_dims[name] = value
     frame = source.query(category, key=keys or None, metric=metrics or None, dims=wanted_dims or None)
-    flat = frame.with_columns(
-        frame.get_column("dims").map_elements(lambda items: "; ".join(f"{item['name']}={item['value']}" for item in items), return_dtype=str).alias("dims")
-    )
+    flat = flatten_dims(frame)
     if as_csv:
         click.echo(flat.write_csv(), nl=False)
     elif as_json:

@@ -49,9 +49,9 @@ import pyromark
 import yaml
 
 from llmwiki.errors import LlmwikiError
+from llmwiki.pages import read_frontmatter
 
 CATEGORY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-_FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(?:\n|\Z)", re.DOTALL)
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 _NULL_CELLS = frozenset({"", "-", "—", "–", "n/a", "na", "null", "none", "?"})
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][+-]?\d+)?$")
@@ -177,15 +177,13 @@ def _read_table(body: str, path: Path, line_offset: int) -> _Table:
 def parse_dataset(text: str, path: Path) -> pl.DataFrame:
     """Parse one dataset file's text into the normalised schema; raises DatasetError."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    match = _FRONTMATTER.match(text)
-    if not match:
+    frontmatter = read_frontmatter(text)
+    if not frontmatter.found:
         raise DatasetError(path, "has no YAML frontmatter", "Start the file with ---, type: dataset, category, format, unit, as_of, source, then ---", line=1)
-    try:
-        meta = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as err:
-        raise DatasetError(path, f"has frontmatter that is not valid YAML ({err})", "Fix the YAML between the --- lines", line=1) from err
-    if not isinstance(meta, dict):
-        raise DatasetError(path, "has frontmatter that is not a mapping", "Write key: value lines between the --- lines", line=1)
+    if frontmatter.error is not None:
+        fix = "Write key: value lines between the --- lines" if frontmatter.error == "not a mapping" else "Fix the YAML between the --- lines"
+        raise DatasetError(path, f"has frontmatter that is {frontmatter.error}", fix, line=1)
+    meta = frontmatter.meta
     if meta.get("type") != "dataset":
         raise DatasetError(path, f"frontmatter type is {meta.get('type')!r}, not 'dataset'", "Add type: dataset to the frontmatter", line=1)
     table_format = meta.get("format")
@@ -195,8 +193,7 @@ def parse_dataset(text: str, path: Path) -> pl.DataFrame:
     unit = None if meta.get("unit") is None else str(meta["unit"])
     source = None if meta.get("source") is None else str(meta["source"])
     as_of = _parse_date(meta["as_of"], path, "as_of") if meta.get("as_of") is not None else None
-    line_offset = text[: match.end()].count("\n")
-    table = _read_table(text[match.end():], path, line_offset)
+    table = _read_table(frontmatter.body, path, frontmatter.lines)
     header = table.header
     lowered = [cell.lower() for cell in header]
 
@@ -216,7 +213,7 @@ def parse_dataset(text: str, path: Path) -> pl.DataFrame:
     if table_format == "long":
         for required in ("key", "metric", "value"):
             if required not in lowered:
-                raise DatasetError(path, f"long table has no {required!r} column", "Long tables need key, metric and value columns", line=line_offset)
+                raise DatasetError(path, f"long table has no {required!r} column", "Long tables need key, metric and value columns", line=frontmatter.lines)
         declared = [str(name) for name in (meta.get("dimensions") or [])]
         reserved = {"key", "metric", "value", "unit", "as_of"}
         dimension_columns = declared or [name for name in header if name.lower() not in reserved]
@@ -239,7 +236,7 @@ def parse_dataset(text: str, path: Path) -> pl.DataFrame:
                 dimension_values[name].append(cells[position])
     else:
         if len(header) < 2:
-            raise DatasetError(path, "matrix table needs a key column and at least one metric column", "Put keys in the first column and one metric per further column", line=line_offset)
+            raise DatasetError(path, "matrix table needs a key column and at least one metric column", "Put keys in the first column and one metric per further column", line=frontmatter.lines)
         columns = header[1:]
         dated = all(_is_date(column) for column in columns)
         if dated and not meta.get("metric"):
@@ -377,6 +374,15 @@ class DatasetSource:
             raise result
         return result
 
+    def summary(self) -> pl.DataFrame:
+        """One row per good category: its keys and rows counted, its metrics in file order."""
+        rows = []
+        for name in self.categories():
+            frame = self.read(name)
+            rows.append({"category": name, "keys": frame.get_column("key").n_unique(), "rows": frame.height,
+                         "metrics": ", ".join(frame.get_column("metric").unique(maintain_order=True).to_list())})
+        return pl.DataFrame(rows, schema={"category": pl.Utf8, "keys": pl.Int64, "rows": pl.Int64, "metrics": pl.Utf8})
+
     def keys(self, category: str) -> list[str]:
         """The distinct keys of a category, in file order."""
         return self.read(category).get_column("key").unique(maintain_order=True).to_list()
@@ -442,3 +448,10 @@ def dataset_source(folder: Path, *, aliases: dict[str, str] | None = None) -> Da
     if key not in _SOURCES:
         _SOURCES[key] = DatasetSource(folder, aliases=aliases)
     return _SOURCES[key]
+
+
+def flatten_dims(frame: pl.DataFrame) -> pl.DataFrame:
+    """The dims column (a list of name/value structs) as text, "name=value; name=value", for tables and CSV."""
+    return frame.with_columns(
+        pl.col("dims").map_elements(lambda items: "; ".join(f"{item['name']}={item['value']}" for item in items), return_dtype=pl.Utf8).alias("dims")
+    )

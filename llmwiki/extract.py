@@ -19,14 +19,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import charset_normalizer
-import yaml
 from markdown_it import MarkdownIt
 
 from llmwiki.errors import IngestError, UnsupportedFileError
+from llmwiki.pages import read_frontmatter
 from llmwiki.records import Block, Extraction, PageText
 
 BLOCK_SEPARATOR = "\n\n"
-_FRONTMATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*(?:\n|\Z)", re.DOTALL)
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
 _BOMS = (
@@ -144,17 +143,6 @@ class _Breadcrumb:
         return tuple(text for _, text in self.levels)
 
 
-def _split_frontmatter(text: str) -> tuple[dict, str]:
-    match = _FRONTMATTER.match(text)
-    if not match:
-        return {}, text
-    try:
-        meta = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
-        return {}, text
-    return (meta if isinstance(meta, dict) else {}), text[match.end():]
-
-
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
 
 
@@ -187,7 +175,8 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
 
 def extract_markdown(data: bytes, path: Path) -> Extraction:
     text, encoding = decode_text(data, path)
-    meta, body = _split_frontmatter(text)
+    frontmatter = read_frontmatter(text)
+    meta, body = (frontmatter.meta, frontmatter.body) if frontmatter.found and not frontmatter.error else ({}, text)
     builder = _PageBuilder()
     first_h1 = markdown_blocks(body, builder)
     title = meta.get("title") if isinstance(meta.get("title"), str) else first_h1

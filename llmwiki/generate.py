@@ -106,6 +106,11 @@ class GenerationReport:
     commit: str | None = None
     seconds_per_source: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def pages(self) -> list[str]:
+        """The summary and concept pages written (index, overview and log left out)."""
+        return [path for path in self.written if path.startswith((f"{SUMMARIES}/", f"{CONCEPTS}/"))]
+
 
 # -- extractive drafting (pure) ------------------------------------------------------
 

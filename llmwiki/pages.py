@@ -60,16 +60,39 @@ class Page:
         return render_page(self.meta, self.body)
 
 
-def split_frontmatter(text: str) -> tuple[dict, str]:
-    """(frontmatter mapping, body); text without frontmatter gives ({}, text)."""
+@dataclass(frozen=True)
+class Frontmatter:
+    """What a leading ``---`` YAML block holds: the one reader for pages, extraction and datasets."""
+
+    meta: dict
+    body: str  # the text after the closing ---, as it is
+    found: bool  # a --- block opened the text
+    error: str | None = None  # why the block is not a YAML mapping ("not valid YAML (...)", "not a mapping")
+    lines: int = 0  # how many lines the block takes, for line numbers in the body
+
+
+def read_frontmatter(text: str) -> Frontmatter:
     match = _FRONTMATTER.match(text)
     if not match:
-        return {}, text
+        return Frontmatter({}, text, found=False)
+    lines = text[: match.end()].count("\n")
     try:
-        meta = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as err:
+        return Frontmatter({}, text[match.end():], found=True, error=f"not valid YAML ({err})", lines=lines)
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return Frontmatter({}, text[match.end():], found=True, error="not a mapping", lines=lines)
+    return Frontmatter(meta, text[match.end():], found=True, lines=lines)
+
+
+def split_frontmatter(text: str) -> tuple[dict, str]:
+    """(frontmatter mapping, body); text without frontmatter (or with a broken one) gives ({}, text)."""
+    frontmatter = read_frontmatter(text)
+    if not frontmatter.found or frontmatter.error:
         return {}, text
-    return (meta if isinstance(meta, dict) else {}), text[match.end():].lstrip("\n")
+    return frontmatter.meta, frontmatter.body.lstrip("\n")
 
 
 def source_entries(meta: Mapping) -> list[dict]:

@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from llmwiki.chunking import sentence_spans
 from llmwiki.verify.facts import NEGATIONS, STOPWORDS, stem, tokens
 
 AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would",
@@ -207,10 +208,10 @@ _PERSONAL = ("he", "she", "his", "her")
 def last_person(text: str) -> str | None:
     """The subject of the text's last sentence, when it is a name (its first run of capitalised words
     that is not a common word): who "he" or "she" in the next sentence most likely is."""
-    sentences = [sentence for sentence in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if sentence.strip()]
-    if not sentences:
+    spans = sentence_spans(text)
+    if not spans:
         return None
-    for match in _NAME_RUN.finditer(sentences[-1]):
+    for match in _NAME_RUN.finditer(text[spans[-1][0]:spans[-1][1]]):
         words = [word for word in match.group(1).split() if word.lower() not in STOPWORDS and word.lower() not in OPENING_PRONOUNS]
         if words and words[0] == match.group(1).split()[0]:
             return " ".join(words)

@@ -10,6 +10,7 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
+    from llmwiki.datasets import flatten_dims
     from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.journal import open_workspace
 
@@ -24,7 +25,8 @@ def _():
     workspace = open_workspace(args.workspace)
     source = workspace.datasets()
     _errors = [mo.callout(mo.md(f"Skipped: {error}"), kind="warn") for error in source.errors]
-    mo.vstack([mo.md(f"# Datasets\n\nFolder `{workspace.datasets_dir}`"), *_errors])
+    _summary = source.summary()
+    mo.vstack([mo.md(f"# Datasets\n\nFolder `{workspace.datasets_dir}`"), *_errors, mo.ui.table(_summary, selection=None, label="Categories") if _summary.height else mo.md("")])
     return (source,)
 
 
@@ -50,7 +52,7 @@ def _(category, source):
 @app.cell
 def _(category, frame, keys, metrics, source):
     selected = source.query(category.value, key=keys.value or None, metric=metrics.value or None)
-    flat = selected.with_columns(pl.col("dims").map_elements(lambda items: "; ".join(f"{i['name']}={i['value']}" for i in items), return_dtype=pl.Utf8).alias("dims"))
+    flat = flatten_dims(selected)
     if not mo.running_in_notebook():
         print(f"{category.value}: {selected.height} of {frame.height} rows")
     mo.vstack([mo.md(f"{selected.height} of {frame.height} rows"), mo.ui.table(flat, selection=None)])

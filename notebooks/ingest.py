@@ -11,6 +11,7 @@ with app.setup:
     import polars as pl
 
     from llmwiki.errors import LlmwikiError
+    from llmwiki.ingest import import_bytes
     from llmwiki.wiki import ingest_paths
     from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.journal import open_workspace
@@ -39,15 +40,14 @@ def _():
 
 @app.cell
 def _(upload, workspace):
-    uploaded = []
+    uploaded, _refused = [], []
     for _file in upload.value or []:
-        _name = Path(_file.name).name
-        if not _name or _name.startswith("."):
-            continue
-        _target = workspace.sources_dir / _name
-        _target.write_bytes(_file.contents)
-        uploaded.append(_name)
-    mo.md(f"Added to sources/: {', '.join(uploaded)}") if uploaded else None
+        try:
+            uploaded.append(import_bytes(workspace, _file.name, _file.contents).name)
+        except LlmwikiError as _error:  # another file of that name, or a name that is not a plain file name
+            _refused.append(str(_error))
+    _notes = ([mo.md(f"Added to sources/: {', '.join(uploaded)}")] if uploaded else []) + [mo.callout(mo.md(_reason), kind="warn") for _reason in _refused]
+    mo.vstack(_notes) if _notes else None
     return (uploaded,)
 
 
@@ -79,7 +79,7 @@ def _(ingest_button, uploaded, workspace, write_wiki):
 def _(report):
     mo.stop(report is None)
     _generation = report.generation
-    _pages = [path for path in (_generation.written if _generation else []) if path.startswith(("wiki/summaries/", "wiki/concepts/"))]
+    _pages = _generation.pages if _generation else []
     _lines = [f"**{report.summary()}**"]
     if _generation is not None:
         _lines.append(f"Wiki: {len(_pages)} pages written, {len(_generation.deleted)} deleted" + (f", commit `{_generation.commit[:10]}`" if _generation.commit else ""))

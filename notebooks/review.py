@@ -10,7 +10,7 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
-    from llmwiki.verify import load_verification, verify_pages, wiki_pages
+    from llmwiki.verify import load_verification, pages_needing_verification, verify_pages, wiki_pages
     from llmwiki.verify.nli import not_nli_note
     from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.journal import open_workspace
@@ -27,7 +27,7 @@ def _():
     workspace = open_workspace(args.workspace)
     pages_available = wiki_pages(workspace)
     verifier = workspace.verifier()  # loaded once per kernel; its name is the one every score below carries
-    _needing = [page for page in pages_available if (_stored := load_verification(workspace, page)) is None or _stored.outdated]
+    _needing = pages_needing_verification(workspace, pages_available)
     pages_needing = _needing
     mo.md(f"# Review\n\nWorkspace `{workspace.root}` · {len(pages_available)} pages, {len(_needing)} with no or an outdated verification · "
           f"verifier **{verifier.name}** ({workspace.config.verification.model} in wiki_config.toml)")

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
-from llmwiki.datasets import DatasetError, DatasetSource, parse_dataset, parse_number, to_markdown
+from llmwiki.datasets import DatasetError, DatasetSource, flatten_dims, parse_dataset, parse_number, to_markdown
 
 LONG = """---
 type: dataset
@@ -140,6 +140,29 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path):
 
 
 # -- DatasetSource -----------------------------------------------------------------
+
+
+def test_summary_counts_keys_rows_and_metrics_of_good_files_only(tmp_path):
+    folder = tmp_path / "datasets"
+    write(folder, "rates", LONG)
+    write(folder, "broken", BAD["ragged row"][0])
+    summary = DatasetSource(folder).summary()
+    rates = DatasetSource(folder).read("rates")
+    assert summary.get_column("category").to_list() == ["rates"]
+    assert summary.row(0, named=True) == {"category": "rates", "keys": rates.get_column("key").n_unique(), "rows": rates.height,
+                                          "metrics": ", ".join(rates.get_column("metric").unique(maintain_order=True).to_list())}
+    assert DatasetSource(tmp_path / "empty").summary().height == 0
+
+
+def test_flatten_dims_writes_each_row_s_dimensions_as_text(tmp_path):
+    folder = tmp_path / "datasets"
+    write(folder, "rates", LONG)
+    frame = DatasetSource(folder).read("rates")
+    flat = flatten_dims(frame)
+    assert flat.schema["dims"] == pl.Utf8 and flat.height == frame.height
+    for items, text in zip(frame.get_column("dims").to_list(), flat.get_column("dims").to_list()):
+        assert text == "; ".join(f"{item['name']}={item['value']}" for item in items)
+    assert any("region=" in text for text in flat.get_column("dims").to_list())
 
 
 def test_query_filters_and_keys(tmp_path):

@@ -6,6 +6,7 @@ import sys
 import textwrap
 import time
 
+import pytest
 
 from conftest import REPO
 from llmwiki.ingest import ingest_file
@@ -180,3 +181,19 @@ def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
     assert len(documents) == 16
     assert {document.status for document in documents} == {"ready"}
     assert all(workspace.store.chunks(document.id) for document in documents)
+
+
+def test_an_upload_goes_into_sources_and_never_overwrites_other_content(workspace):
+    from llmwiki.errors import WorkspaceError
+    from llmwiki.ingest import import_bytes
+
+    target = import_bytes(workspace, "notes.md", b"# Notes\n\nFirst.\n")
+    assert target == workspace.sources_dir / "notes.md" and target.read_bytes() == b"# Notes\n\nFirst.\n"
+    assert import_bytes(workspace, "notes.md", b"# Notes\n\nFirst.\n") == target  # the same file again: nothing to do
+    with pytest.raises(WorkspaceError, match="already exists with other content. Rename notes.md"):
+        import_bytes(workspace, "notes.md", b"# Other\n")
+    assert target.read_bytes() == b"# Notes\n\nFirst.\n"
+    for name in ("../escape.md", "folder/inner.md", ".hidden.md", "", "..\\win.md"):
+        with pytest.raises(WorkspaceError, match="not a plain file name"):
+            import_bytes(workspace, name, b"x")
+    assert not (workspace.root / "escape.md").exists() and sorted(p.name for p in workspace.sources_dir.iterdir()) == ["notes.md"]

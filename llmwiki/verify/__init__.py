@@ -7,6 +7,7 @@ from llmwiki.verify.page import (
     VerificationError,
     load_verification,
     page_sentences,
+    pages_needing_verification,
     verify_page,
     verify_pages,
     wiki_pages,
@@ -14,5 +15,5 @@ from llmwiki.verify.page import (
 
 __all__ = [
     "DEFAULT_MODEL", "NLIVerifier", "PageVerification", "SentenceScore", "SimilarityVerifier", "VerificationError", "VerifierError",
-    "label_columns", "load_verification", "load_verifier", "page_sentences", "verify_page", "verify_pages", "wiki_pages",
+    "label_columns", "load_verification", "load_verifier", "page_sentences", "pages_needing_verification", "verify_page", "verify_pages", "wiki_pages",
 ]

@@ -23,11 +23,11 @@ import random
 import re
 from dataclasses import dataclass
 
+from llmwiki.chunking import split_sentences
 from llmwiki.verify.facts import STOPWORDS, name_words, tokens
 from llmwiki.verify.lexicon import Lexicon
 
 CHANGE_TYPES = ("name", "number", "opposite", "negation", "pronoun", "unsupported")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _AUXILIARIES = re.compile(r"\b(is|was|are|were|has|had|have|can|could|will|would|should|may|might|must)\b")
 _PRONOUN_SWAPS = {"he": "she", "she": "he", "his": "her", "her": "his", "him": "her"}
 _YEAR = re.compile(r"^1[0-9]{3}$|^20[0-9]{2}$")
@@ -49,7 +49,7 @@ def article_sentences(text: str, *, min_words: int = 8, max_words: int = 40) -> 
         paragraph = " ".join(paragraph.split())
         if len(paragraph.split()) < min_words or not paragraph.endswith((".", '"', ")")):
             continue
-        for sentence in _SENTENCE.split(paragraph):
+        for sentence in split_sentences(paragraph):
             if min_words <= len(sentence.split()) <= max_words and sentence.endswith(".") and sentence[:1].isupper():
                 sentences.append(sentence)
     return sentences

@@ -37,12 +37,12 @@ from functools import lru_cache
 
 import Stemmer
 
+from llmwiki.chunking import split_sentences
 from llmwiki.verify.lexicon import default_lexicon
 
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _NUMBER = re.compile(r"^(\d[\d,]*(?:\.\d+)?)(st|nd|rd|th|s)?$")
 _OPENING = re.compile(r"[.!?][\"')\]”’]*\s+(?=[\"'“(]?[A-Z])")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(]?[A-Z0-9])")
 STOPWORDS = frozenset("""
 a about above after again against all also although am an and any are as at be because been before being below between both
 but by can could did do does doing down during each either else even ever every few for from further had has have having he
@@ -130,7 +130,7 @@ def name_words(texts: Iterable[str]) -> frozenset[str]:
     """Lower-cased words that the texts write capitalised in mid-sentence: the names they use."""
     names = set()
     for text in texts:
-        for sentence in _SENTENCE.split(text):
+        for sentence in split_sentences(text):
             for word in tokens(sentence)[1:]:
                 if word[:1].isupper() and len(word) > 1 and word.lower() not in STOPWORDS:
                     names.add(word.lower())
@@ -212,7 +212,7 @@ class FactCheck:
 def _anchor_sentence(window: str, terms: set[str]) -> list[str]:
     """The sentence of a window that shares most of the claim's stems (for polarity)."""
     best, best_overlap = [], -1
-    for sentence in _SENTENCE.split(window):
+    for sentence in split_sentences(window):
         words = tokens(sentence)
         overlap = len(terms & {stem(word) for word in words})
         if overlap > best_overlap:

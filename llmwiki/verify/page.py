@@ -1,6 +1,6 @@
 """Page verification: every sentence of a page scored against its sources.
 
-1. Split the body into sentences with pysbd, skipping frontmatter, headings,
+1. Split the body into sentences (``chunking.sentence_spans``), skipping frontmatter, headings,
    code, tables, lists of links, HTML comments, citation definitions and
    "See also" sections; each sentence keeps its offsets in the body, and its
    ``[c12]`` markers are removed before scoring.
@@ -37,6 +37,7 @@ from datetime import datetime
 
 import numpy as np
 
+from llmwiki.chunking import sentence_spans
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import CITATION, read_page, source_paths
 from llmwiki.verify.calibrate import load_calibration, sentence_features
@@ -138,9 +139,6 @@ class PageVerification:
 
 def page_sentences(body: str) -> list[PageSentence]:
     """The sentences of a page body that make claims, with their offsets."""
-    import pysbd
-
-    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
     sentences = []
     offset = 0
     in_code = False
@@ -151,13 +149,11 @@ def page_sentences(body: str) -> list[PageSentence]:
         if not paragraph:
             return
         start = paragraph[0][0]
-        text = "\n".join(line for _, line in paragraph)
-        for span in segmenter.segment(text):
-            raw = span.sent
-            cleaned = " ".join(CITATION.sub("", raw).split())
+        text = " ".join(line for _, line in paragraph)  # a wrapped line goes on the sentence (same offsets as with newlines)
+        for span_start, span_end in sentence_spans(text):
+            cleaned = " ".join(CITATION.sub("", text[span_start:span_end]).split())
             if len(cleaned.split()) >= 3 and any(char.isalpha() for char in cleaned):
-                stripped_start = start + span.start + (len(raw) - len(raw.lstrip()))
-                sentences.append(PageSentence(text=cleaned, start=stripped_start, end=start + span.start + len(raw.rstrip())))
+                sentences.append(PageSentence(text=cleaned, start=start + span_start, end=start + span_end))
         paragraph.clear()
 
     in_lint_block = False
@@ -195,8 +191,6 @@ def _terms(text: str) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def _windows(text: str) -> tuple[str, ...]:
     """Windows of one to three consecutive sentences of a chunk (cached: each clause of a page looks at the same chunks)."""
-    from llmwiki.chunking import sentence_spans
-
     sentences = [" ".join(text[start:end].split()) for start, end in sentence_spans(CITATION.sub("", text))]
     sentences = [sentence for sentence in sentences if sentence]
     windows = []
@@ -457,3 +451,8 @@ def wiki_pages(workspace) -> list[str]:
     """Every verifiable page: summaries, concepts, answers."""
     root = workspace.root
     return sorted(path.relative_to(root).as_posix() for folder in ("wiki/summaries", "wiki/concepts", "wiki/answers") for path in (root / folder).glob("*.md"))
+
+
+def pages_needing_verification(workspace, pages: Sequence[str] | None = None) -> list[str]:
+    """The pages (default: every verifiable one) with no stored verification, or an outdated one."""
+    return [page for page in (wiki_pages(workspace) if pages is None else pages) if (stored := load_verification(workspace, page)) is None or stored.outdated]
