@@ -36,12 +36,25 @@ from pathlib import Path
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.errors import LlmwikiError, WorkspaceError
-from llmwiki.pages import CITATION, cited_chunk_ids, slugify, source_entries, split_frontmatter
-from llmwiki.questions import content_words, question_names, rank_sentences, resolve_opening_pronoun, shape
+from llmwiki.pages import (
+    CITATION,
+    cited_chunk_ids,
+    slugify,
+    source_entries,
+    split_frontmatter,
+)
+from llmwiki.questions import (
+    content_words,
+    question_names,
+    rank_sentences,
+    resolve_opening_pronoun,
+    shape,
+)
 from llmwiki.search import search
 from llmwiki.select import Selection, read_wiki_page, select
-from llmwiki.verify.facts import name_words, stem, tokens
 from llmwiki.tracing import NULL_TRACER, Tracer
+from llmwiki.verify.facts import name_words, stem, tokens
+from llmwiki.workspace import Workspace
 
 NOTHING_SELECTED = "The sources do not say: nothing in the wiki or the sources matches this question. "
 NOT_SUPPORTED = "The sources do not say."
@@ -74,10 +87,20 @@ class Answer:
     tool_steps: tuple[str, ...] = ()
     standalone_question: str | None = None
     verdict: str | None = None  # "yes" / "no" when a yes/no question was settled by the sources
+    read_as: tuple[tuple[str, str], ...] = ()  # (word of the question no source has, the term it was read as)
+
+    @property
+    def read_as_note(self) -> str:
+        """'Read "Monrow" as "monro" (no source has "Monrow").', or '' when nothing was corrected."""
+        if not self.read_as:
+            return ""
+        pairs = ", ".join(f'"{word}" as "{term}"' for word, term in self.read_as)
+        return f"Read {pairs} (no source has the word as written)."
 
     def as_json(self) -> dict:
         """The answer as plain data (``llmwiki ask --json``)."""
         return {"question": self.question, "answer": self.text, "verdict": self.verdict, "refused": self.refused,
+                "read_as": {word: term for word, term in self.read_as},
                 "citations": [{"id": citation.chunk_id, "path": citation.path, "page": citation.page, "text": citation.text} for citation in self.citations],
                 "backend": self.backend, "selection": self.selection.readout}
 
@@ -156,7 +179,7 @@ def condense(question: str, conversation: Conversation | None, *, backend: Backe
 # -- answering from a selection --------------------------------------------------------
 
 
-def _citations(workspace, text: str, allowed: Sequence[int]) -> tuple[tuple[Citation, ...], tuple[int, ...]]:
+def _citations(workspace: Workspace, text: str, allowed: Sequence[int]) -> tuple[tuple[Citation, ...], tuple[int, ...]]:
     cited = cited_chunk_ids(text)
     allowed_set = set(allowed)
     unknown = tuple(chunk_id for chunk_id in cited if chunk_id not in allowed_set)
@@ -198,7 +221,7 @@ class _Candidate:
         return CITATION.sub("", self.chunk_text[: self.offset])[-400:]
 
 
-def _candidates(workspace, selection: Selection) -> list[_Candidate]:
+def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
     """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
     Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview)."""
     from llmwiki.chunking import sentence_spans
@@ -239,8 +262,16 @@ def _quote(candidate: _Candidate) -> str:
     return f"{resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)} [c{candidate.chunk_id}]"
 
 
-def _does_not_say(workspace, question: str, candidates: Sequence[_Candidate], *, yes_no: bool = False) -> str | None:
-    """Why the selection does not answer the question, or None when it may.
+_PERSONAL = re.compile(r"\b(?:he|she|him|his|her|they|them|their|it|its)\b", re.IGNORECASE)
+_PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
+_PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
+# Verbs that frame an event question ("What happened in 1800?") rather than name its topic: a
+# sentence that says "happened" is no closer to the answer than one that does not.
+_QUESTION_FRAME = frozenset({"happen", "occur"})
+
+
+def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, yes_no: bool = False) -> tuple[str | None, list[bool]]:
+    """(Why the selection does not answer the question, or None when it may; which candidates may lead the answer).
 
     Every name the question mentions must stand in some selected passage (for
     a yes/no question, at least one: "Is Canada's official language Zulu?"
@@ -248,36 +279,43 @@ def _does_not_say(workspace, question: str, candidates: Sequence[_Candidate], *,
     the best sentence and the best passage must hold enough of the question's
     terms, each weighted by its rarity in the store (a word every chunk has
     says little; one the store has never seen says the question is about
-    something else): MIN_SENTENCE_SHARE and MIN_PASSAGE_SHARE.
+    something else): MIN_SENTENCE_SHARE and MIN_PASSAGE_SHARE. The sentence
+    that leads an answer must itself hold that share: a sentence ranked first
+    for its kind of answer (a date, a name) but about something else does not.
     """
     from llmwiki.search import SearchIndex, analyze
 
     if not candidates:
-        return "nothing selected holds a sentence to answer with"
+        return "nothing selected holds a sentence to answer with", []
     passages = {candidate.passage for candidate in candidates}
     held = {stem(word) for passage in passages for word in tokens(passage)}
     names = question_names(question)
     absent = [name for name in names if stem(name) not in held]
     if absent and (not yes_no or len(absent) == len(names)):
-        return f"no selected passage mentions {', '.join(absent)}"
+        return f"no selected passage mentions {', '.join(absent)}", []
     index = SearchIndex.for_store(workspace.store)
-    weights = index.rarity(question)
+    weights = {term: weight for term, weight in index.rarity(question).items() if term not in _QUESTION_FRAME}
     if yes_no:  # a number a yes/no question names is the fact to check ("... in 1911?"), not its topic
         weights = {term: weight for term, weight in weights.items() if not term[:1].isdigit()}
     total = sum(weights.values())
     if not total:
-        return None
+        return None, [True] * len(candidates)
+    if len(weights) == 1 and not names and not next(iter(weights))[:1].isdigit() and _PERSONAL.search(question):
+        # One common word and a pronoun ("When did he become professor?"): any sentence with the word
+        # would match, and nothing says who "he" is.
+        word = next((word for word in content_words(question) if set(analyze(word, index.stopwords)) & set(weights)), next(iter(weights)))
+        return f"the question names no one: only \"{word}\" and a pronoun; say who or what it is about", []
 
     def share(text: str) -> float:
         terms = set(analyze(text, index.stopwords))
         return sum(weight for term, weight in weights.items() if term in terms) / total
 
-    best_sentence = max(share(f"{candidate.sentence} {candidate.referent}") for candidate in candidates)
+    sentence_shares = [share(f"{candidate.sentence} {candidate.referent}") for candidate in candidates]
     best_passage = max(share(f"{candidate.passage} {candidate.referent}") for candidate in candidates)
-    if best_sentence < MIN_SENTENCE_SHARE or best_passage < MIN_PASSAGE_SHARE:
+    if max(sentence_shares) < MIN_SENTENCE_SHARE or best_passage < MIN_PASSAGE_SHARE:
         missing = [word for word in content_words(question) if stem(word) not in held]
-        return "no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else "")
-    return None
+        return "no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""), []
+    return None, [value >= MIN_SENTENCE_SHARE for value in sentence_shares]
 
 
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str]) -> ExtractiveReply:
@@ -302,7 +340,7 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
 
 
-def extractive_answer(workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None) -> ExtractiveReply:
+def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None) -> ExtractiveReply:
     """The extractive backend's answer: the sentence that answers the question first, cited; a verdict
     for yes/no questions; "the sources do not say" when the selection does not match the question.
 
@@ -317,20 +355,23 @@ def extractive_answer(workspace, question: str, selection: Selection, *, sentenc
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
         if collection or tables:
             return ExtractiveReply(("\n\n".join(item.text for item in collection) + table_text).strip())
-    reason = _does_not_say(workspace, question, candidates, yes_no=question_shape.yes_no)
+    reason, may_lead = _does_not_say(workspace, question, candidates, yes_no=question_shape.yes_no)
     if reason is not None:
         if tables:
             return ExtractiveReply(table_text.strip())
         return ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
     priors = [0.5 / (1 + candidate.order) for candidate in candidates]  # the selector's order counts (bench/qa.py: 0.551 vs 0.539 at 0.05)
     asked = question_shape.statement or question
-    ranked = [candidates[index] for _, index in rank_sentences(asked, [candidate.sentence for candidate in candidates], question_shape=question_shape,
-                                                               priors=priors, subjects=[candidate.referent for candidate in candidates])]
+    order = [index for _, index in rank_sentences(asked, [candidate.sentence for candidate in candidates], question_shape=question_shape,
+                                                  priors=priors, subjects=[candidate.referent for candidate in candidates])]
+    ranked = [candidates[index] for index in order]
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
         reply = _yes_no(question_shape.statement or question, ranked[:4], verifier or workspace.verifier(), names=names)
         return ExtractiveReply(reply.text + table_text, verdict=reply.verdict)
     count = max(sentences, 3) if question_shape.wants_more else sentences
+    lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead
+    ranked = [candidates[lead]] + [candidate for index, candidate in zip(order, ranked) if index != lead]
     chosen: list[_Candidate] = []
     for candidate in ranked:
         if all(candidate.sentence != other.sentence for other in chosen):
@@ -370,15 +411,20 @@ def answer_question(
     settings = workspace.config.chat
     from llmwiki.search import SearchIndex
 
-    stopwords = SearchIndex.for_store(workspace.store).stopwords
+    index = SearchIndex.for_store(workspace.store)
     with tracer.span("ask", backend=backend.name) as span:
-        standalone = condense(question, conversation, backend=backend, stopwords=stopwords, history_messages=settings.history_messages)
+        standalone = condense(question, conversation, backend=backend, stopwords=index.stopwords, history_messages=settings.history_messages)
+        standalone = _PTB_BRACKETS.sub(lambda match: _PTB[match.group()], standalone)  # text tokenised the Penn Treebank way
+        read_as = tuple(index.corrections(standalone).items())  # a slip of the keyboard must not make the sources "not say"
+        for word, term in read_as:
+            standalone = re.sub(rf"\b{re.escape(word)}\b", lambda match, term=term: term.capitalize() if match.group()[:1].isupper() else term, standalone, flags=re.IGNORECASE)
+        span.set(read_as=dict(read_as))
         selection = select(workspace, standalone, open_page=open_page)
         span.set(selected=len(selection.items), chunks=len(selection.chunk_ids))
         if selection.refused:
-            return Answer(question=question, text=selection.refused, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
+            return Answer(question=question, read_as=read_as, text=selection.refused, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         if selection.empty:
-            return Answer(question=question, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
+            return Answer(question=question, read_as=read_as, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         verdict = None
         if not backend.generates:
             reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier)
@@ -386,7 +432,7 @@ def answer_question(
             if reply.refused or not reply.text:
                 if on_token is not None:
                     on_token(text)
-                return Answer(question=question, text=text, selection=selection, backend=backend.name, refused=True, standalone_question=standalone if standalone != question else None)
+                return Answer(question=question, read_as=read_as, text=text, selection=selection, backend=backend.name, refused=True, standalone_question=standalone if standalone != question else None)
             if on_token is not None:
                 on_token(text)
         else:
@@ -401,7 +447,7 @@ def answer_question(
             text = completion.text.strip() or NOT_SUPPORTED
         citations, unknown = _citations(workspace, text, selection.chunk_ids)
         text = _remove_unknown(text, unknown)
-        return Answer(question=question, text=text, selection=selection, citations=citations, backend=backend.name, verdict=verdict,
+        return Answer(question=question, read_as=read_as, text=text, selection=selection, citations=citations, backend=backend.name, verdict=verdict,
                       unknown_citations=unknown, standalone_question=standalone if standalone != question else None)
 
 
@@ -423,7 +469,7 @@ TOOLS = [
 ]
 
 
-def run_tool(workspace, name: str, arguments: dict, *, cited: set[int]) -> tuple[str, bool]:
+def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int]) -> tuple[str, bool]:
     """Run one tool call; returns (text for the model, whether it found something substantive)."""
     from llmwiki.datasets import DatasetError
 
@@ -509,7 +555,7 @@ def agentic_answer(
 # -- saving an answer as a page ----------------------------------------------------------
 
 
-def save_answer(workspace, answer: Answer, *, title: str | None = None) -> tuple[str, str | None]:
+def save_answer(workspace: Workspace, answer: Answer, *, title: str | None = None) -> tuple[str, str | None]:
     """Write the answer as wiki/answers/<slug>.md (merged into an existing one); returns (path, commit)."""
     from llmwiki.generate import join_sections, split_sections, with_citations
     from llmwiki.pages import ANSWERS

@@ -182,6 +182,8 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
         console.print(f"[dim]tool: {step}[/dim]", highlight=False)
     if not agentic:
         console.print(f"[dim]{answer.selection.readout}[/dim]", highlight=False)
+    if answer.read_as_note:
+        errors.print(answer.read_as_note, highlight=False, markup=False)
     if streamed:
         click.echo()
     else:

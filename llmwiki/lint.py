@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from llmwiki.pages import link_target, source_paths, split_frontmatter
 from llmwiki.verify.page import quote_form
+from llmwiki.workspace import Workspace
 
 SEVERITIES = ("error", "warning", "info")
 CONTENT_FOLDERS = ("wiki/summaries", "wiki/concepts", "wiki/answers")
@@ -113,7 +114,7 @@ def _link_to(page: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(page))
 
 
-def lint(workspace, *, verifier=None, backend=None, on_progress: Callable[[int, int], None] | None = None) -> LintReport:
+def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Callable[[int, int], None] | None = None) -> LintReport:
     """Every check; verifier defaults to the configured one, backend to the configured LLM."""
     from llmwiki.maintain import consistency_problems, stale_pages
     from llmwiki.wiki import pending_sources
@@ -208,7 +209,7 @@ def _sentences(page: _Page) -> list[str]:
     return [sentence.text for sentence in page_sentences(BLOCK.sub("", page.body))]
 
 
-def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *, verifier, backend, on_progress) -> list[Finding]:
+def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: LintReport, *, verifier, backend, on_progress) -> list[Finding]:
     """Sentence pairs across concept pages sharing a source that the NLI model finds contradictory."""
     config = workspace.config.lint
     pairs: list[tuple[float, str, str, str, str]] = []
@@ -269,7 +270,7 @@ def _contradictions(workspace, concepts: dict[str, _Page], report: LintReport, *
     return findings
 
 
-def _source_texts(workspace, paths: set[str]) -> dict[str, list[str]]:
+def _source_texts(workspace: Workspace, paths: set[str]) -> dict[str, list[str]]:
     """Each source's chunk texts, whitespace-normalised and lowercased, for finding quotes."""
     store = workspace.store
     texts = {}
@@ -312,11 +313,11 @@ def _insert_block(body: str, block: str) -> str:
     return body[:at] + "\n" + block + body[at:]
 
 
-def repair(workspace, report: LintReport) -> tuple[list[str], str | None]:
+def repair(workspace: Workspace, report: LintReport) -> tuple[list[str], str | None]:
     """Write contradiction warnings and data-gap TODOs; turn resolved gaps into links. Returns (pages, commit)."""
-    from llmwiki.wiki import publish
     from llmwiki.journal import operation
     from llmwiki.pages import render_page
+    from llmwiki.wiki import publish
 
     root = workspace.root
     with operation(workspace, "lint repairs"):

@@ -35,6 +35,7 @@ from llmwiki import store as store_module
 from llmwiki.embeddings import Embedder
 from llmwiki.records import BREADCRUMB_SEPARATOR
 from llmwiki.store import Store
+from llmwiki.workspace import Workspace
 
 Scope = Literal["wiki", "sources", "all"]
 Mode = Literal["auto", "all", "any"]
@@ -153,6 +154,8 @@ class _Snapshot:
     PREVIEW_CHARS = 1000
 
     def __init__(self) -> None:
+        self._deletions: dict[str, list[str]] | None = None  # one-deletion variant -> vocabulary terms (built on first use)
+        self._deletions_size = -1
         self.digest: tuple | None = None
         self.stopwords: frozenset[str] = frozenset()
         self.vocabulary: dict[str, int] = {}
@@ -172,6 +175,18 @@ class _Snapshot:
         self.has_vector = np.zeros(0, dtype=bool)
         self.full_loads = 0
         self.incremental_loads = 0
+
+    def neighbours(self, term: str) -> list[str]:
+        """Vocabulary terms one deletion away from term, on either side (term itself excluded)."""
+        if self._deletions is None or self._deletions_size != len(self.vocabulary):
+            deletions: dict[str, list[str]] = {}
+            for known in self.vocabulary:
+                if len(known) >= 4 and known.isalpha():
+                    for variant in {known, *(known[:at] + known[at + 1:] for at in range(len(known)))}:
+                        deletions.setdefault(variant, []).append(known)
+            self._deletions, self._deletions_size = deletions, len(self.vocabulary)
+        variants = {term, *(term[:at] + term[at + 1:] for at in range(len(term)))}
+        return sorted({known for variant in variants for known in self._deletions.get(variant, ()) if known != term})
 
     def refresh(self, conn) -> None:
         digest = store_module.search_digest(conn)
@@ -318,7 +333,7 @@ class SearchIndex:
     @classmethod
     def for_store(cls, store: Store) -> SearchIndex:
         """The process-wide index of a store file."""
-        key = str(store.path.resolve())
+        key = f"memory:{id(store)}" if store.in_memory else str(store.path.resolve())
         with cls._registry_lock:
             index = cls._by_path.get(key)
             if index is None or index.store.lock_timeout_s != store.lock_timeout_s:
@@ -345,6 +360,43 @@ class SearchIndex:
             weights[term] = float(np.log1p(count / (frequency + 0.5))) if frequency else float(np.log1p(count))
         return weights
 
+    def corrections(self, text: str) -> dict[str, str]:
+        """{word of the text: search term to read it as} for names no searchable chunk holds that are one
+        slip from a term others do ("Monrow" -> "monro", "Thedore" -> "theodor").
+
+        Only capitalised words of five letters or more are corrected; a candidate must be within one edit of the
+        word's term (one deletion on either side, which covers one substitution, insertion or
+        deletion and most swaps), and the most widespread candidate wins.
+        """
+        snapshot = self._current()
+        corrected = {}
+        # Names only (capitalised after the first word): a common word no source has ("savant") is more
+        # likely a real word the sources do not use than a slip, and reading it as another would answer a
+        # question nobody asked.
+        names = [match.group() for match in re.finditer(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+\b", text[:MAX_QUERY_CHARS].strip())]
+        for word in dict.fromkeys(name.lower() for name in names):
+            if len(word) < 5 or not word.isalpha() or word in snapshot.stopwords:
+                continue
+            terms = analyze(word, snapshot.stopwords)
+            if not terms or self._frequency(snapshot, terms[0]):
+                continue
+            best, best_frequency = None, 0
+            for candidate in snapshot.neighbours(terms[0]):
+                frequency = self._frequency(snapshot, candidate)
+                if frequency > best_frequency:
+                    best, best_frequency = candidate, frequency
+            if best is not None:
+                corrected[word] = best
+        return corrected
+
+    @staticmethod
+    def _frequency(snapshot: _Snapshot, term: str) -> int:
+        row = snapshot.vocabulary.get(term)
+        if row is None:
+            return 0
+        begin, end = snapshot.indptr[row], snapshot.indptr[row + 1]
+        return int(snapshot.searchable[snapshot.columns[begin:end]].sum())
+
     @property
     def reload_count(self) -> int:
         return self._snapshot.full_loads + self._snapshot.incremental_loads
@@ -358,7 +410,7 @@ class SearchIndex:
         """
         with self._lock:
             stamp = _file_stamp(self.store.path)
-            if stamp != self._stamp or self._snapshot.digest is None:
+            if stamp != self._stamp or self._snapshot.digest is None or self.store.in_memory:  # no file to stamp: ask the digest
                 with self.store.connect() as conn:
                     self._snapshot.refresh(conn)
                 self._stamp = _file_stamp(self.store.path)
@@ -452,7 +504,7 @@ def _top(scores: np.ndarray, limit: int) -> np.ndarray:
     return candidates[np.lexsort((candidates, -scores[candidates]))]
 
 
-def search(workspace, query: str, *, scope: Scope = "all", limit: int | None = None, mode: Mode = "auto") -> SearchResult:
+def search(workspace: Workspace, query: str, *, scope: Scope = "all", limit: int | None = None, mode: Mode = "auto") -> SearchResult:
     """Search a workspace's chunks; see SearchIndex.search."""
     retrieval = workspace.config.retrieval
     embedder = None

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from llmwiki.pages import cited_chunk_ids, split_frontmatter, strip_citation_definitions
 from llmwiki.search import SearchResult, search
+from llmwiki.workspace import Workspace
 
 MAX_DATASET_ROWS = 50
 _COLLECTION = re.compile(
@@ -121,7 +122,7 @@ def is_collection_question(question: str) -> bool:
     return bool(_COLLECTION.search(question)) or (bool(_WIKI_WORDS.search(question)) and bool(re.search(r"\b(what|which|list|summar|overview)", question, re.IGNORECASE)))
 
 
-def _concept_names(workspace) -> dict[str, str]:
+def _concept_names(workspace: Workspace) -> dict[str, str]:
     """Lower-cased alias or concept title -> concept title, hand-written aliases included."""
     names: dict[str, str] = {}
     for path in sorted((workspace.root / "wiki/concepts").glob("*.md")):
@@ -152,7 +153,7 @@ def _mentions(question: str, names) -> list[str]:
     return found
 
 
-def _dataset_items(workspace, question: str) -> tuple[list[ContextItem], list[str]]:
+def _dataset_items(workspace: Workspace, question: str) -> tuple[list[ContextItem], list[str]]:
     from llmwiki.datasets import DatasetError
 
     source = workspace.datasets()
@@ -191,7 +192,7 @@ def _dataset_items(workspace, question: str) -> tuple[list[ContextItem], list[st
     return items, notes
 
 
-def select(workspace, question: str, *, open_page: str | None = None) -> Selection:
+def select(workspace: Workspace, question: str, *, open_page: str | None = None) -> Selection:
     """Choose the context for a question; see the module docstring for the rules."""
     question = (question or "").replace("\x00", " ")
     if not question.strip():
@@ -268,7 +269,7 @@ def select(workspace, question: str, *, open_page: str | None = None) -> Selecti
     return Selection(question=question, items=tuple(unique), search=search_result, searched_scope=scope_used, query=query, notes=tuple(notes))
 
 
-def _follow_citations(workspace, items: list[ContextItem], *, limit: int) -> list[ContextItem]:
+def _follow_citations(workspace: Workspace, items: list[ContextItem], *, limit: int) -> list[ContextItem]:
     """The source chunks that the selected wiki chunks cite, in the wiki chunks' order, at most limit new ones.
 
     A wiki page quotes its sources; an answer should cite those, not the page,
@@ -290,12 +291,12 @@ def _follow_citations(workspace, items: list[ContextItem], *, limit: int) -> lis
                         chunk_id=chunk_id, path=targets[chunk_id][0], page=targets[chunk_id][1]) for chunk_id in sources]
 
 
-def hit_text(workspace, chunk_id: int) -> str:
+def hit_text(workspace: Workspace, chunk_id: int) -> str:
     """The full text of a chunk (hits carry only a preview)."""
     return workspace.store.chunk_texts([chunk_id]).get(chunk_id, "")
 
 
-def read_wiki_page(workspace, name: str) -> str:
+def read_wiki_page(workspace: Workspace, name: str) -> str:
     """A wiki page's Markdown, refusing anything outside wiki/ (for tools)."""
     from llmwiki.errors import WorkspaceError
 

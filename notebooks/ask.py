@@ -99,6 +99,8 @@ def _(answer):
     else:
         _body = mo.md(answer.text)
     _parts = [_readout, _body]
+    if answer.read_as_note:
+        _parts.insert(1, mo.callout(mo.md(answer.read_as_note), kind="info"))
     if answer.tool_steps:
         _parts.append(mo.md("\n".join(f"- `{step}`" for step in answer.tool_steps)))
     mo.vstack(_parts)

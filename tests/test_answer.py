@@ -165,6 +165,44 @@ def test_a_question_the_sources_do_not_cover_is_refused_and_cannot_be_saved(phys
     assert not answered.refused and "1852" in answered.text.split(" [c")[0]  # the dated sentence comes first
 
 
+def test_a_misspelled_name_is_read_as_the_one_the_sources_have_and_the_answer_says_so(physics):
+    misspelled = answer_question(physics, "When was Beckquerel born?", backend=ExtractiveBackend())
+    assert not misspelled.refused and "1852" in misspelled.text
+    assert misspelled.read_as == (("beckquerel", "becquerel"),) and '"beckquerel" as "becquerel"' in misspelled.read_as_note
+    assert misspelled.as_json()["read_as"] == {"beckquerel": "becquerel"}
+    spelled = answer_question(physics, "When was Becquerel born?", backend=ExtractiveBackend())  # control: nothing to read otherwise
+    assert spelled.read_as == () and spelled.read_as_note == "" and "1852" in spelled.text
+    unknown = answer_question(physics, "When was Schrodinger born?", backend=ExtractiveBackend())  # no near name: still refused
+    assert unknown.refused and unknown.read_as == ()
+
+
+def test_index_corrections_touch_names_only():
+    from llmwiki.search import SearchIndex
+    from llmwiki.store import Store
+
+    store = Store(":memory:")
+    from llmwiki.records import Chunk, PageText
+
+    text = "Becquerel studied uranium salts in Paris. Becquerel found radioactivity."
+    store.bulk_load([("sources/b.md", "source", "sha256:x", [PageText(1, text)], [Chunk(1, 0, len(text), text, 12)])])
+    index = SearchIndex.for_store(store)
+    assert index.corrections("When did Beckquerel work?") == {"beckquerel": "becquerel"}
+    assert index.corrections("What did becquerel study in uranum?") == {}  # common words (and a lowercase name) are left as written
+    assert index.corrections("When did Becquerel work?") == {}
+
+
+def test_a_question_naming_no_one_is_refused_with_what_to_add(physics):
+    vague = answer_question(physics, "When was he born?", backend=ExtractiveBackend())
+    assert vague.refused and "names no one" in vague.text and "born" in vague.text
+    named = answer_question(physics, "When was Becquerel born?", backend=ExtractiveBackend())  # control
+    assert not named.refused
+
+
+def test_penn_treebank_brackets_in_a_question_are_read_as_brackets(physics):
+    answer = answer_question(physics, "Was Becquerel -LRB- a physicist -RRB- born in Paris?", backend=ExtractiveBackend())
+    assert answer.verdict == "yes" and "LRB" not in answer.text
+
+
 def test_an_answer_never_opens_with_an_unresolved_pronoun_and_quotes_stay_verbatim(physics):
     from llmwiki.questions import opens_with_pronoun, unbracket
 

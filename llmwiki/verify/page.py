@@ -30,10 +30,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from functools import lru_cache
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from llmwiki.errors import LlmwikiError
 from llmwiki.pages import CITATION, read_page, source_paths
 from llmwiki.verify.calibrate import load_calibration, sentence_features
 from llmwiki.verify.facts import check_facts, name_words
+from llmwiki.workspace import Workspace
 
 EXCERPT_CHARS = 300
 MAX_CONTEXT_CHUNKS = 200
@@ -333,7 +334,7 @@ def body_hash(body: str) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict, dict[str, str]]:
+def _context(workspace: Workspace, page) -> tuple[list[tuple[int, str, int, str]], dict, dict[str, str]]:
     """Context chunks (id, path, page, text), {source path: content hash, None when it is missing}
     and {source path: title}.
 
@@ -363,13 +364,13 @@ def _context(workspace, page) -> tuple[list[tuple[int, str, int, str]], dict, di
     return chunks, hashes, {doc.path: doc.title or "" for doc in documents}
 
 
-def splits_clauses(workspace, verifier) -> bool:
+def splits_clauses(workspace: Workspace, verifier) -> bool:
     """Whether sentences are scored clause by clause: [verification] split_claims, where "auto" means for NLI models."""
     setting = workspace.config.verification.split_claims
     return setting == "always" or (setting == "auto" and getattr(verifier, "prefers_clauses", False))
 
 
-def verify_page(workspace, page_path: str, verifier, *, force: bool = False, premises_per_sentence: int = 8, verbatim: bool = True) -> PageVerification:
+def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool = False, premises_per_sentence: int = 8, verbatim: bool = True) -> PageVerification:
     """Score every sentence of a page against its sources and store the result.
 
     An unchanged page (same body, same source hashes, same model and method)
@@ -406,7 +407,7 @@ def verify_page(workspace, page_path: str, verifier, *, force: bool = False, pre
     return result
 
 
-def load_verification(workspace, page_path: str) -> PageVerification | None:
+def load_verification(workspace: Workspace, page_path: str) -> PageVerification | None:
     """The stored verification of a page, marked outdated when its page or sources changed."""
     store = workspace.store
     document = store.document_by_path(page_path)
@@ -432,7 +433,7 @@ def load_verification(workspace, page_path: str) -> PageVerification | None:
                             source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated, method=header["method"] or "sentence")
 
 
-def verify_pages(workspace, pages: Sequence[str], verifier, *, force: bool = False, on_progress: Callable[[int, int, str], None] | None = None) -> tuple[list[PageVerification], list[tuple[str, str]]]:
+def verify_pages(workspace: Workspace, pages: Sequence[str], verifier, *, force: bool = False, on_progress: Callable[[int, int, str], None] | None = None) -> tuple[list[PageVerification], list[tuple[str, str]]]:
     """Verify many pages, continuing past failures: (results, [(page, reason)])."""
     results, failures = [], []
     for done, page in enumerate(pages):
@@ -447,12 +448,12 @@ def verify_pages(workspace, pages: Sequence[str], verifier, *, force: bool = Fal
     return results, failures
 
 
-def wiki_pages(workspace) -> list[str]:
+def wiki_pages(workspace: Workspace) -> list[str]:
     """Every verifiable page: summaries, concepts, answers."""
     root = workspace.root
     return sorted(path.relative_to(root).as_posix() for folder in ("wiki/summaries", "wiki/concepts", "wiki/answers") for path in (root / folder).glob("*.md"))
 
 
-def pages_needing_verification(workspace, pages: Sequence[str] | None = None) -> list[str]:
+def pages_needing_verification(workspace: Workspace, pages: Sequence[str] | None = None) -> list[str]:
     """The pages (default: every verifiable one) with no stored verification, or an outdated one."""
     return [page for page in (wiki_pages(workspace) if pages is None else pages) if (stored := load_verification(workspace, page)) is None or stored.outdated]
