@@ -18,6 +18,10 @@ with app.setup:
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
     _parser.add_argument("--category", default=None, help="Category to open first.")
     args = parse_notebook_args(_parser)
+    # Chart data inline in the page: marimo's default serves it as files that a re-run deletes while the
+    # browser may still be fetching them (ERR_INCOMPLETE_CHUNKED_ENCODING, "Failed to fetch" in the console).
+    if "marimo_inline_csv" in alt.data_transformers.names():
+        alt.data_transformers.enable("marimo_inline_csv")
 
 
 @app.cell

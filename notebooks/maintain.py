@@ -22,6 +22,10 @@ with app.setup:
     _parser.add_argument("--preview", default=None, help="Source whose withdrawal to preview (headless runs).")
     _parser.add_argument("--lint", action="store_true", help="Run lint without pressing its button (headless runs).")
     args = parse_notebook_args(_parser)
+    # Chart data inline in the page: marimo's default serves it as files that a re-run deletes while the
+    # browser may still be fetching them (ERR_INCOMPLETE_CHUNKED_ENCODING, "Failed to fetch" in the console).
+    if "marimo_inline_csv" in alt.data_transformers.names():
+        alt.data_transformers.enable("marimo_inline_csv")
 
 
 @app.cell

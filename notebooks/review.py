@@ -20,6 +20,10 @@ with app.setup:
     _parser.add_argument("--verify", action="store_true", help="Verify the chosen pages at once (headless runs).")
     _parser.add_argument("--page", action="append", default=None, help="Page to review (repeatable; default: all).")
     args = parse_notebook_args(_parser)
+    # Chart data inline in the page: marimo's default serves it as files that a re-run deletes while the
+    # browser may still be fetching them (ERR_INCOMPLETE_CHUNKED_ENCODING, "Failed to fetch" in the console).
+    if "marimo_inline_csv" in alt.data_transformers.names():
+        alt.data_transformers.enable("marimo_inline_csv")
 
 
 @app.cell
@@ -40,8 +44,9 @@ def _(pages_available, pages_needing, workspace):
                               label=f"Pages (preselected: the {len(pages_needing)} with no or an outdated verification)" if pages_needing and not args.page else "Pages")
     threshold = mo.ui.slider(0.0, 1.0, step=0.05, value=workspace.config.verification.threshold, label="Supported at score ≥", show_value=True)
     verify_button = mo.ui.run_button(label="Verify selected pages")
-    mo.vstack([pages, mo.hstack([threshold, verify_button], justify="start")])
-    return pages, threshold, verify_button
+    show = mo.ui.radio(options=["all sentences", "unsupported only", "outdated pages only"], value="all sentences", label="Show", inline=True)
+    mo.vstack([pages, mo.hstack([threshold, verify_button], justify="start"), show])
+    return pages, show, threshold, verify_button
 
 
 @app.cell
@@ -71,7 +76,7 @@ def _(pages, verifier, verify_button, workspace):
 
 
 @app.cell
-def _(pages, threshold, verified, workspace):
+def _(pages, show, threshold, verified, workspace):
     _ = verified
     _rows = []
     _outdated = []
@@ -96,7 +101,11 @@ def _(pages, threshold, verified, workspace):
     _shown = [mo.md("## Sentences, weakest first (score: NLI and fact checks, calibrated; why: what the excerpt lacks or opposes)")]
     if _outdated:
         _shown.append(mo.callout(mo.md("Outdated (the page or a source changed since): " + ", ".join(f"`{p}`" for p in _outdated)), kind="warn"))
-    _shown.append(mo.ui.table(sentences, selection=None, page_size=15))
+    _listed = sentences.filter(~pl.col("supported")) if show.value == "unsupported only" else sentences.filter(pl.col("outdated")) if show.value == "outdated pages only" else sentences
+    _shown.append(mo.md(f"{_listed.height} of {sentences.height} sentences shown ({sentences.filter(pl.col('supported')).height} supported at {threshold.value:g})"))
+    _shown.append(mo.ui.table(_listed, selection=None, page_size=15))
+    if _listed.height:
+        _shown.append(mo.download(data=_listed.write_csv().encode("utf-8"), filename="verification.csv", mimetype="text/csv", label="Download these rows (CSV)"))
     mo.vstack(_shown)
     return (sentences,)
 

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -78,14 +79,22 @@ def _free_port() -> int:
 
 
 CHROMIUM = "/usr/bin/chromium"
+needs_browser = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+_LITERAL_NONE = re.compile(r"(?<![\w-])None(?![\w-])")
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_ask_notebook_in_a_real_browser(sample):
+@contextmanager
+def in_browser(notebook: str, workspace: Path, *arguments: str):
+    """The notebook served by `marimo run` on the workspace, open in Chromium: yields (page, console errors).
+
+    On the way out the page is saved as a screenshot in test-artifacts/, and the test fails on any
+    console error or page error, and on a literal "None" anywhere in the page's text.
+    """
     playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (.ci/run installs it)")
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "marimo", "run", str(NOTEBOOKS / "ask.py"), "--headless", "--host", "127.0.0.1", "--port", str(port), "--no-token", "--", "--workspace", str(sample)],
+        [sys.executable, "-m", "marimo", "run", str(NOTEBOOKS / notebook), "--headless", "--host", "127.0.0.1", "--port", str(port), "--no-token",
+         "--", "--workspace", str(workspace), *arguments],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     ARTIFACTS.mkdir(exist_ok=True)
@@ -103,26 +112,108 @@ def test_ask_notebook_in_a_real_browser(sample):
                 args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
             )
             page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            errors: list[str] = []
+            page.on("console", lambda message: errors.append(f"console: {message.text}") if message.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
             page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
-            box = page.get_by_placeholder("Ask a question about your sources…")
-            box.wait_for(timeout=60_000)
-            box.click()
-            page.keyboard.type("When was Coulomb born?")
-            page.keyboard.press("Tab")
-            page.get_by_role("button", name="Ask").click()
-            page.get_by_text("Selection.").wait_for(timeout=60_000)
-            page.get_by_text("Citations (select one").wait_for(timeout=30_000)
-            page.get_by_role("button", name="Save last answer as page").click()
-            page.get_by_text("Saved as").wait_for(timeout=30_000)
-            page.screenshot(path=str(ARTIFACTS / "ask-notebook.png"), full_page=True)
+            try:
+                yield page, errors
+            except BaseException:
+                page.screenshot(path=str(ARTIFACTS / f"{Path(notebook).stem}-notebook-failed.png"), full_page=True)
+                raise
+            page.wait_for_timeout(1500)  # late errors (a chart's tooltip, a failed fetch) arrive after the last step
+            page.screenshot(path=str(ARTIFACTS / f"{Path(notebook).stem}-notebook.png"), full_page=True)
+            text = page.inner_text("body")
             browser.close()
-        assert (sample / "wiki" / "answers" / "when-was-coulomb-born.md").exists()
+        assert errors == [], errors
+        nones = [text[max(0, match.start() - 60): match.end() + 20] for match in _LITERAL_NONE.finditer(text)]
+        assert nones == [], f"a literal None on the page: {nones}"
     finally:
         server.terminate()
         try:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def test_the_browser_check_catches_a_literal_none_and_a_console_error():
+    """The control for in_browser's two checks: both patterns are found where they are."""
+    assert _LITERAL_NONE.search("score None here") and not _LITERAL_NONE.search("Nonetheless, None-such and NoneType")
+
+
+@needs_browser
+def test_ask_notebook_in_a_real_browser(sample):
+    with in_browser("ask.py", sample) as (page, _):
+        box = page.get_by_placeholder("Ask a question about your sources…")
+        box.wait_for(timeout=60_000)
+        box.click()
+        page.keyboard.type("When was Coulomb born?")
+        page.keyboard.press("Tab")
+        page.get_by_role("button", name="Ask").click()
+        page.get_by_text("Selection.").wait_for(timeout=60_000)
+        page.get_by_text("Citations (select one").wait_for(timeout=30_000)
+        page.get_by_role("button", name="Save last answer as page").click()
+        page.get_by_text("Saved as").wait_for(timeout=30_000)
+    assert (sample / "wiki" / "answers" / "when-was-coulomb-born.md").exists()
+
+
+@needs_browser
+def test_review_notebook_in_a_real_browser_shows_stored_scores_and_the_threshold_moves_verdicts(sample):
+    from llmwiki.verify import verify_pages, wiki_pages
+    from llmwiki.workspace import Workspace
+
+    from llmwiki.maintain import page_version, save_page
+    from llmwiki.pages import read_page
+
+    workspace = Workspace.open(sample)
+    page_path = next(page for page in wiki_pages(workspace) if page.startswith("wiki/summaries/"))
+    body = read_page(workspace.root, page_path).body  # plus one sentence with a changed fact: unsupported at 0.5
+    heading, rest = body.split("\n", 1)
+    save_page(workspace, page_path, f"{heading}\n\nThe first battery was built in Lisbon in 1955.\n{rest}", expected_version=page_version(workspace, page_path))
+    verification = verify_pages(workspace, [page_path], workspace.verifier())[0][0]
+    total, supported = len(verification.sentences), sum(sentence.supported(0.5) for sentence in verification.sentences)
+    assert supported < total
+    with in_browser("review.py", sample, "--page", page_path) as (page, _):
+        page.get_by_text(f"{total} of {total} sentences shown ({supported} supported at 0.5)").wait_for(timeout=90_000)  # stored, at once
+        slider = page.get_by_role("slider").first
+        slider.focus()
+        slider.press("Home")  # threshold 0: every sentence counts as supported
+        page.get_by_text(f"{total} of {total} sentences shown ({total} supported at 0)").wait_for(timeout=30_000)
+        page.get_by_text("unsupported only").click()  # none at threshold 0
+        page.get_by_text(f"0 of {total} sentences shown").wait_for(timeout=30_000)
+
+
+@needs_browser
+def test_datasets_notebook_in_a_real_browser_draws_one_chart_per_metric(sample):
+    with in_browser("datasets.py", sample, "--category", "scientists") as (page, _):
+        page.get_by_text(re.compile(r"\d+ of \d+ rows")).first.wait_for(timeout=60_000)
+        page.locator(".vega-embed").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        charts = page.locator(".vega-embed").count()
+    frame = run_notebook_frame(sample, "scientists")
+    assert charts == frame.get_column("metric").n_unique() >= 2  # never two metrics summed in one bar
+
+
+@needs_browser
+def test_ingest_notebook_in_a_real_browser_ingests_a_new_file(sample):
+    (sample / "sources" / "tides.md").write_text("# Tides\n\nThe Moon raises the Tides twice a day. Spring Tides follow the new and the full Moon.\n", encoding="utf-8")
+    with in_browser("ingest.py", sample) as (page, _):
+        page.get_by_role("button", name="Ingest").click()
+        page.get_by_text(re.compile(r"1 ingested")).first.wait_for(timeout=120_000)
+    assert (sample / "wiki" / "summaries" / "tides.md").exists()
+
+
+@needs_browser
+def test_maintain_notebook_in_a_real_browser_lints(sample):
+    with in_browser("maintain.py", sample) as (page, _):
+        page.get_by_role("button", name=re.compile("Run lint")).click()
+        page.get_by_text(re.compile(r"\d+ finding\(s\)")).first.wait_for(timeout=180_000)
+
+
+def run_notebook_frame(workspace: Path, category: str):
+    from llmwiki.workspace import Workspace
+
+    return Workspace.open(workspace).datasets().read(category)
 
 
 def test_review_notebook_has_one_row_per_sentence(sample):
