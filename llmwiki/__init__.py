@@ -21,6 +21,14 @@ The package in layers; a module imports only from its own layer or below
 """
 
 from llmwiki.errors import LlmwikiError
-from llmwiki.workspace import Workspace
 
 __all__ = ["LlmwikiError", "Workspace"]
+
+
+def __getattr__(name: str):
+    """``llmwiki.Workspace`` on first use: importing the package (``llmwiki --help``) stays light."""
+    if name == "Workspace":
+        from llmwiki.workspace import Workspace
+
+        return Workspace
+    raise AttributeError(f"module 'llmwiki' has no attribute {name!r}")

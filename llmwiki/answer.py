@@ -469,32 +469,68 @@ TOOLS = [
 ]
 
 
+_TOOL_TEXT_LIMIT = {"query": 2000, "path": 1000, "category": 200, "key": 500, "metric": 500}
+
+
+def _tool_argument(arguments: dict, name: str, default: str = "") -> str:
+    """A text argument of a tool call: a string (or a number) within its length limit, else ValueError."""
+    value = arguments.get(name, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"{name} must be text, not {type(value).__name__}")
+    value = str(value)
+    if len(value) > _TOOL_TEXT_LIMIT[name]:
+        raise ValueError(f"{name} is {len(value)} characters long; the limit is {_TOOL_TEXT_LIMIT[name]}")
+    if "\x00" in value:
+        raise ValueError(f"{name} contains a NUL byte")
+    return value
+
+
+def _tool_limit(arguments: dict) -> int:
+    """The limit argument: a whole number from 1 to 20 (5 when absent); Infinity, NaN, 1e400 and text are refused."""
+    value = arguments.get("limit", 5)
+    if value is None:
+        return 5
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"limit must be a whole number from 1 to 20, not {value!r}")
+    return max(1, min(int(value), 20))
+
+
 def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int]) -> tuple[str, bool]:
-    """Run one tool call; returns (text for the model, whether it found something substantive)."""
+    """Run one tool call; returns (text for the model, whether it found something substantive).
+
+    Every argument is checked (type, range, length) and no error escapes: whatever goes wrong is
+    told to the model as a tool message, so one bad call never aborts an answer.
+    """
     from llmwiki.datasets import DatasetError
 
+    if not isinstance(arguments, dict):
+        return f"Refused: the arguments of {name} must be a JSON object.", False
     try:
         if name in ("search_wiki", "search_sources"):
-            query = str(arguments.get("query", ""))[:2000]
-            limit = max(1, min(int(arguments.get("limit", 5) or 5), 20))
+            query = _tool_argument(arguments, "query")
+            limit = _tool_limit(arguments)
             result = search(workspace, query, scope="wiki" if name == "search_wiki" else "sources", limit=limit)
             lines = [result.readout] + [f"[c{hit.chunk_id}] ({hit.label}) {hit.preview}" for hit in result.hits]
             cited.update(hit.chunk_id for hit in result.hits)
             return "\n".join(lines), bool(result.hits)
         if name == "read_page":
-            text = read_wiki_page(workspace, str(arguments.get("path", "")))
+            text = read_wiki_page(workspace, _tool_argument(arguments, "path"))
             for chunk_id in cited_chunk_ids(text):
                 cited.add(chunk_id)
             return text[:20_000], True
         if name == "query_dataset":
-            frame = workspace.datasets().query(str(arguments.get("category", "")), key=arguments.get("key") or None, metric=arguments.get("metric") or None)
+            frame = workspace.datasets().query(_tool_argument(arguments, "category"), key=_tool_argument(arguments, "key") or None, metric=_tool_argument(arguments, "metric") or None)
             rows = frame.head(50).to_dicts()
             return json.dumps(rows, default=str)[:20_000] + (f"\n({frame.height - 50} more rows not shown)" if frame.height > 50 else ""), frame.height > 0
         return f"Unknown tool {name!r}. Use one of: search_wiki, search_sources, read_page, query_dataset.", False
     except (WorkspaceError, DatasetError) as err:
         return f"Refused: {err}", False
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         return f"Refused: bad arguments for {name} ({err}).", False
+    except (OSError, LlmwikiError) as err:  # a path the file system will not take, an unreadable page
+        return f"Refused: {name} failed ({type(err).__name__}: {str(err)[:300]}).", False
 
 
 def agentic_answer(

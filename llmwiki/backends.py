@@ -98,6 +98,7 @@ class OpenAIBackend:
     api_key: str | None = None
     timeout_s: float = 60.0
     max_retries: int = 3
+    total_timeout_s: float = 120.0  # the whole call, retries and waits included
     backoff_s: float = 0.5
     temperature: float = 0.0
     transport: httpx.BaseTransport | None = field(default=None, repr=False)
@@ -108,11 +109,11 @@ class OpenAIBackend:
     def endpoint(self) -> str:
         return self.base_url.rstrip("/") + "/chat/completions"
 
-    def _client(self) -> httpx.Client:
+    def _client(self, timeout_s: float | None = None) -> httpx.Client:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        return httpx.Client(timeout=httpx.Timeout(self.timeout_s), headers=headers, transport=self.transport)
+        return httpx.Client(timeout=httpx.Timeout(timeout_s or self.timeout_s), headers=headers, transport=self.transport)
 
     def complete(self, messages, *, tools=None, on_token=None, json_mode=False) -> Completion:
         """One chat completion; streams tokens to on_token when given."""
@@ -124,9 +125,11 @@ class OpenAIBackend:
         if on_token is not None:
             body["stream"] = True
         attempt = 0
+        deadline = time.monotonic() + self.total_timeout_s
         while True:
+            left = deadline - time.monotonic()
             try:
-                with self._client() as client:
+                with self._client(min(self.timeout_s, max(left, 0.1))) as client:
                     if on_token is None:
                         response = client.post(self.endpoint, json=body)
                         self._raise_for_status(response)
@@ -138,10 +141,16 @@ class OpenAIBackend:
                         return self._parse_stream(response, on_token)
             except (_Retryable, httpx.ConnectError, httpx.TimeoutException) as err:
                 attempt += 1
+                wait = err.retry_after if isinstance(err, _Retryable) and err.retry_after is not None else None
+                wait = wait if wait is not None else self.backoff_s * (2 ** (attempt - 1)) * (0.5 + random.random())
                 if attempt > self.max_retries:
                     raise BackendError(f"{self.endpoint}: {_failure(err, self.timeout_s)} ({attempt} attempts). {_fix(err)}") from err
-                wait = err.retry_after if isinstance(err, _Retryable) and err.retry_after is not None else None
-                time.sleep(wait if wait is not None else self.backoff_s * (2 ** (attempt - 1)) * (0.5 + random.random()))
+                if time.monotonic() + wait >= deadline:
+                    raise BackendError(
+                        f"{self.endpoint}: {_failure(err, self.timeout_s)}; gave up after {attempt} attempt(s) in "
+                        f"{self.total_timeout_s:g} s, the time allowed for one call ([llm] total_timeout_s). {_fix(err)}"
+                    ) from err
+                time.sleep(wait)
 
     def _raise_for_status(self, response: httpx.Response) -> None:
         status = response.status_code
@@ -337,7 +346,7 @@ def make_backend(settings) -> Backend:
         if not settings.model:
             raise BackendError("[llm] backend = \"openai\" needs model in wiki_config.toml (the name the server serves).")
         api_key = os.environ.get("LLMWIKI_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        return OpenAIBackend(base_url=base_url, model=settings.model, api_key=api_key, timeout_s=settings.timeout_s, max_retries=settings.max_retries)
+        return OpenAIBackend(base_url=base_url, model=settings.model, api_key=api_key, timeout_s=settings.timeout_s, max_retries=settings.max_retries, total_timeout_s=settings.total_timeout_s)
     if kind == "local":
         return LocalBackend()
     raise BackendError(f"unknown [llm] backend {kind!r}; use extractive, openai or local")

@@ -7,8 +7,10 @@ Only this module (and the notebooks) print. Library errors arrive as
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -16,10 +18,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from llmwiki.errors import LlmwikiError
-from llmwiki.workspace import Workspace
 
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
+if TYPE_CHECKING:
+    from llmwiki.workspace import Workspace
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """`llmwiki ... | head`: the reader has what it wanted, so exit 0 (rich exits 1)."""
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0)
+
+
+console = _Console(soft_wrap=True)
+errors = _Console(stderr=True, soft_wrap=True)
 
 
 def _workspace(path: str | None, *, damaged_ok: bool = False) -> Workspace:
@@ -53,6 +65,8 @@ def cli() -> None:
 @click.option("--no-git", is_flag=True, help="Do not make the workspace a git repository (no history of writes).")
 def init(path: str, no_git: bool) -> None:
     """Create a workspace at PATH (existing files are kept)."""
+    from llmwiki.workspace import Workspace
+
     workspace = Workspace.init(path, git=not no_git)
     workspace.store.migrate()
     console.print(f"Workspace ready at {workspace.root}")
@@ -84,7 +98,9 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
         def on_progress(done: int, total: int, path: str) -> None:
             progress.update(task, completed=done, total=total, description=Path(path).name)
 
-        report = ingest_paths(workspace, list(paths) or None, copy=copy, on_progress=on_progress, generate=not no_wiki)
+        # A relative path names a file here, else one in the workspace ("wiki/answers/x.md" from anywhere).
+        named = [path if Path(path).exists() or Path(path).is_absolute() or not (workspace.root / path).exists() else workspace.root / path for path in paths]
+        report = ingest_paths(workspace, named or None, copy=copy, on_progress=on_progress, generate=not no_wiki)
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
             console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
@@ -564,6 +580,9 @@ def main() -> None:
     except LlmwikiError as err:
         errors.print(f"Error: {err}", highlight=False, markup=False)
         sys.exit(1)
+    except BrokenPipeError:  # `llmwiki ... | head` (output not written through rich)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout at exit
+        sys.exit(0)
 
 
 if __name__ == "__main__":

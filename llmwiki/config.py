@@ -73,6 +73,7 @@ class LLMConfig(_Section):
     base_url: str = ""  # LLMWIKI_LLM_BASE_URL overrides; the key comes only from LLMWIKI_LLM_API_KEY
     timeout_s: float = Field(60, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
+    total_timeout_s: float = Field(120, gt=0)  # one call, all its retries together
 
 
 class WikiSettings(_Section):
@@ -161,6 +162,7 @@ backend = "extractive" # extractive (no model), openai (any OpenAI-compatible se
 # base_url = "http://localhost:11434/v1"   # or LLMWIKI_LLM_BASE_URL; the key only from LLMWIKI_LLM_API_KEY
 timeout_s = 60
 max_retries = 3
+total_timeout_s = 120  # one call with all its retries
 
 [wiki]
 summary_sentences = 8  # sentences in an extractive source summary

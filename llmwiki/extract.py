@@ -193,6 +193,29 @@ def extract_text(data: bytes, path: Path) -> Extraction:
     return Extraction(parser=f"text ({encoding})", pages=(builder.page(1),), title=title)
 
 
+_MAX_HTML_DEPTH = 100
+_KEPT_WHEN_DEEP = frozenset({"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "tr", "td", "th", "br"})
+
+
+def _flatten_deep_nesting(root) -> None:
+    """Unwrap the container tags nested deeper than _MAX_HTML_DEPTH (their text stays where it was).
+
+    The Markdown converter recurses once per level; a real page can nest thousands of
+    <div>s, which would end in RecursionError. Depths are found without recursion.
+    """
+    depth = {id(root): 0}
+    deep = []
+    for element in root.descendants:
+        if getattr(element, "name", None) is None:
+            continue
+        level = depth.get(id(element.parent), 0) + 1
+        depth[id(element)] = level
+        if level > _MAX_HTML_DEPTH and element.name not in _KEPT_WHEN_DEEP:
+            deep.append(element)
+    for element in deep:
+        element.unwrap()
+
+
 def extract_html(data: bytes, path: Path) -> Extraction:
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
@@ -203,6 +226,7 @@ def extract_html(data: bytes, path: Path) -> Extraction:
         element.decompose()
     title_tag = soup.find("title")
     root = soup.find("main") or soup.find("article") or soup.body or soup
+    _flatten_deep_nesting(root)
     markdown = MarkdownConverter(
         heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False
     ).convert_soup(root)

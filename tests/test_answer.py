@@ -244,3 +244,27 @@ def test_ask_json_and_batch_print_one_object_per_question(physics, tmp_path):
     assert [line["refused"] for line in lines] == [False, True, False] and lines[1]["citations"] == [] and lines[1]["verdict"] is None
     refused_save = runner.invoke(cli, ["ask", "What is the capital of Mongolia?", "--save", "-w", str(physics.root)])
     assert refused_save.exit_code != 0 and "not saved" in refused_save.output
+
+
+def test_run_tool_turns_any_bad_argument_into_a_tool_message(physics):
+    from llmwiki.answer import run_tool
+
+    cited: set[int] = set()
+    bad_calls = [
+        ("read_page", {"path": "x" * 100_000}),  # longer than the file system takes
+        ("read_page", {"path": "wiki/" + "a" * 300 + ".md"}),
+        ("read_page", {"path": ["not", "text"]}),
+        ("search_wiki", {"query": "Becquerel", "limit": float("inf")}),  # what json.loads gives for Infinity
+        ("search_wiki", {"query": "Becquerel", "limit": float("nan")}),
+        ("search_sources", {"query": "Becquerel", "limit": "many"}),
+        ("search_sources", {"query": {"nested": 1}}),
+        ("query_dataset", {"category": "x" * 10_000}),
+        ("search_sources", "not an object"),
+    ]
+    for name, arguments in bad_calls:
+        text, found = run_tool(physics, name, arguments, cited=cited)
+        assert text.startswith("Refused") and not found, (name, text)
+    text, found = run_tool(physics, "search_sources", {"query": "Becquerel", "limit": 3}, cited=cited)  # control
+    assert found and "[c" in text and cited
+    text, found = run_tool(physics, "search_sources", {"query": "Becquerel", "limit": 1e400}, cited=set())
+    assert text.startswith("Refused")

@@ -35,6 +35,23 @@ def test_streaming_delivers_tokens_as_they_come():
     assert server.requests[0]["body"]["stream"] is True
 
 
+def test_a_hanging_server_is_given_up_on_within_the_total_time_allowed():
+    with StubServer([Reply(delay_s=3.0)]) as server:
+        started = time.monotonic()
+        with pytest.raises(BackendError, match=r"total_timeout_s") as caught:
+            backend_for(server, timeout_s=0.5, max_retries=10, total_timeout_s=1.6, backoff_s=0.01).complete(MESSAGES)
+        elapsed = time.monotonic() - started
+    assert elapsed < 2.5, elapsed  # not 10 retries x 0.5 s
+    assert "gave up after" in str(caught.value) and "1.6 s" in str(caught.value)
+
+
+def test_without_a_tight_total_the_retry_count_is_what_stops_a_hanging_server():
+    """The control: with time to spare, max_retries decides and the message says how many attempts."""
+    with StubServer([Reply(delay_s=3.0)]) as server:
+        with pytest.raises(BackendError, match=r"\(2 attempts\)"):
+            backend_for(server, timeout_s=0.3, max_retries=1, total_timeout_s=60, backoff_s=0.01).complete(MESSAGES)
+
+
 def test_a_stream_that_times_out_after_tokens_is_not_replayed():
     tokens = []
     with StubServer([Reply(content="one two three", stall_after=2, stall_s=1.5), Reply(content="one two three")]) as server:

@@ -68,3 +68,32 @@ def test_ask_prints_readout_answer_citations_and_saves(tmp_path):
     assert (root / "wiki/answers/where-does-the-quokka-live.md").exists()
     agentic = llmwiki("ask", "quokka?", "--agentic", "-w", str(root))
     assert agentic.returncode == 1 and "needs a generating backend" in agentic.stderr
+
+
+def test_a_closed_pipe_ends_the_command_quietly_with_status_0(tmp_path):
+    root = tmp_path / "ws"
+    llmwiki("init", str(root))
+    process = subprocess.Popen([sys.executable, "-m", "llmwiki", "status", "-w", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # like `| head` that already has what it wanted
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0 and b"Traceback" not in stderr and b"Broken pipe" not in stderr, stderr
+    control = llmwiki("status", "-w", str(root))  # read to the end: the same command prints its table
+    assert control.returncode == 0 and "No documents yet" in control.stdout
+
+
+def test_a_hand_written_page_is_adopted_by_ingesting_its_workspace_path_from_anywhere(tmp_path):
+    root = tmp_path / "ws"
+    llmwiki("init", str(root))
+    (root / "sources" / "note.md").write_text("# Note\n\nThe quokka lives on Rottnest Island. The quokka eats leaves.\n", encoding="utf-8")
+    assert llmwiki("ingest", "-w", str(root)).returncode == 0
+    page = root / "wiki" / "answers" / "quokka.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("---\ntitle: Quokka\nsources:\n- path: sources/note.md\n---\n# Quokka\n\nThe quokka lives on Rottnest Island.\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    before = llmwiki("verify", "wiki/answers/quokka.md", "-w", str(root), cwd=elsewhere)
+    assert before.returncode != 0 and "llmwiki ingest wiki/answers/quokka.md" in before.stdout + before.stderr  # the hint names the fix
+    adopted = llmwiki("ingest", "wiki/answers/quokka.md", "-w", str(root), cwd=elsewhere)
+    assert adopted.returncode == 0, adopted.stderr
+    verified = llmwiki("verify", "wiki/answers/quokka.md", "-w", str(root), cwd=elsewhere)
+    assert verified.returncode == 0, verified.stderr

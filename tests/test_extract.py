@@ -240,3 +240,14 @@ def test_the_latin1_cmu_article_keeps_its_accents():
     data = article.read_bytes()
     assert "manière".encode("latin-1") in data
     assert "manière" in decode_text(data, article)[0]
+
+
+def test_html_nested_thousands_deep_is_read_whole_without_recursion_errors():
+    from llmwiki.extract import extract
+
+    deep = "<html><body>" + "<div>" * 3000 + "<p>Deep text here. The kelp grows fast.</p>" + "</div>" * 3000 + "<h2>After</h2><p>Shallow text.</p></body></html>"
+    text = "\n".join(page.text for page in extract(deep.encode(), Path("deep.html")).pages)
+    assert "Deep text here. The kelp grows fast." in text and "Shallow text." in text
+    shallow = "<html><body><div><div><p>Deep text here.</p></div></div><h2>After</h2><p>Shallow text.</p></body></html>"  # the control
+    shallow_text = "\n".join(page.text for page in extract(shallow.encode(), Path("shallow.html")).pages)
+    assert "Deep text here." in shallow_text and "After" in shallow_text and "After" in text

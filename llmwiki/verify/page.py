@@ -385,7 +385,7 @@ def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool =
     with store.session():  # one connection for the lookups; none is held while the model runs
         document = store.document_by_path(page_path)
         if document is None:
-            raise VerificationError(f"{page_path}: the page is not indexed. Run `llmwiki ingest {page_path}` (or regenerate it) first.")
+            raise VerificationError(f"{page_path}: the page is not indexed (written by hand?). Bring it in with `llmwiki ingest {page_path} -w {workspace.root}`, then verify it.")
         digest = body_hash(page.body)
         chunks, hashes, titles = _context(workspace, page)
         if not chunks:
