@@ -104,6 +104,8 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
             console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
+        for note in outcome.notes:
+            errors.print(f"  note      {outcome.path}: {note}", highlight=False, markup=False)
     for outcome in report.problems:
         errors.print(f"  [red]{outcome.action:<9}[/red] {outcome.reason}", highlight=False)
     console.print(report.summary())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import zipfile
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from pathlib import Path
 
 import charset_normalizer
@@ -265,6 +266,32 @@ def _pdf_paragraphs(page_text: str) -> list[str]:
     return paragraphs
 
 
+@contextmanager
+def _library_warnings(logger_name: str):
+    """Collect what a parsing library logs or warns (instead of letting it print to stderr); yields the messages."""
+    import logging
+    import warnings
+
+    messages: list[str] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    logger = logging.getLogger(logger_name)
+    handler, propagate = _Collect(level=logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield messages
+        messages.extend(str(warning.message) for warning in caught)
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def extract_pdf(data: bytes, path: Path) -> Extraction:
     import io
 
@@ -272,15 +299,16 @@ def extract_pdf(data: bytes, path: Path) -> Extraction:
     from pypdf.errors import PyPdfError
 
     fix = "Re-export or re-download the PDF, then ingest it again"
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise IngestError(path, "is an encrypted PDF", "Save a copy without a password, then ingest that")
-        raw_pages = [page.extract_text() or "" for page in reader.pages]
-    except IngestError:
-        raise
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError) as err:
-        raise IngestError(path, f"is not a readable PDF ({type(err).__name__}: {err})", fix) from err
+    with _library_warnings("pypdf") as warned:
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise IngestError(path, "is an encrypted PDF", "Save a copy without a password, then ingest that")
+            raw_pages = [page.extract_text() or "" for page in reader.pages]
+        except IngestError:
+            raise
+        except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError) as err:
+            raise IngestError(path, f"is not a readable PDF ({type(err).__name__}: {err})", fix) from err
     if not raw_pages:
         raise IngestError(path, "is a PDF with no pages", fix)
     outline = _pdf_outline_starts(reader)
@@ -300,7 +328,8 @@ def extract_pdf(data: bytes, path: Path) -> Extraction:
         metadata_title = reader.metadata.title if reader.metadata else None
     except Exception:
         metadata_title = None
-    return Extraction(parser="pypdf", pages=tuple(pages), title=metadata_title or None)
+    notes = tuple(f"pypdf: {message}" for message in dict.fromkeys(warned))
+    return Extraction(parser="pypdf", pages=tuple(pages), title=metadata_title or None, notes=notes[:5] + ((f"... and {len(notes) - 5} more warnings",) if len(notes) > 5 else ()))
 
 
 def _docx_heading_level(style_name: str) -> int | None:

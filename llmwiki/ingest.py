@@ -46,6 +46,7 @@ class FileOutcome:
     chunk_count: int = 0
     reason: str | None = None
     seconds: float = 0.0
+    notes: tuple[str, ...] = ()  # warnings the parser gave while reading the file
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def _ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenC
         chunks=chunks,
     )
     action = "ingested" if stored.version == 1 else "updated"
-    return FileOutcome(path=relative, action=action, chunk_count=len(chunks), seconds=time.perf_counter() - started)
+    return FileOutcome(path=relative, action=action, chunk_count=len(chunks), seconds=time.perf_counter() - started, notes=extraction.notes)
 
 
 def ingest_files(

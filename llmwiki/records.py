@@ -43,6 +43,7 @@ class Extraction:
     parser: str
     pages: tuple[PageText, ...]
     title: str | None = None
+    notes: tuple[str, ...] = ()  # what the parsing library warned about (shown in the ingest report)
 
     @property
     def char_count(self) -> int:

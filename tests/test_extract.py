@@ -251,3 +251,15 @@ def test_html_nested_thousands_deep_is_read_whole_without_recursion_errors():
     shallow = "<html><body><div><div><p>Deep text here.</p></div></div><h2>After</h2><p>Shallow text.</p></body></html>"  # the control
     shallow_text = "\n".join(page.text for page in extract(shallow.encode(), Path("shallow.html")).pages)
     assert "Deep text here." in shallow_text and "After" in shallow_text and "After" in text
+
+
+def test_pdf_library_warnings_go_into_the_report_not_to_stderr(binary_fixtures, capfd):
+    import re
+
+    data = binary_fixtures["pdf"].read_bytes()
+    pointer = re.search(rb"startxref\s+(\d+)", data)
+    damaged = data[: pointer.start(1)] + str(int(pointer.group(1)) + 7).encode() + data[pointer.end(1):]  # pypdf repairs it, warning
+    extraction = extract(damaged, Path("damaged.pdf"))
+    assert any("startxref" in note for note in extraction.notes) and extraction.pages
+    assert "startxref" not in capfd.readouterr().err
+    assert extract(data, Path("sound.pdf")).notes == ()  # the control: a sound PDF, no notes
