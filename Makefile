@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	# torch first, pinned: this CPU wheel is on disk; anything unpinned pulls a CUDA build.
 	$(VENV)/bin/pip install --quiet torch==2.13.0
-	$(VENV)/bin/pip install --quiet -e '.[test]'
+	$(VENV)/bin/pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 install: $(STAMP)

