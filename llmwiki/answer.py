@@ -418,7 +418,8 @@ def answer_question(
         read_as = tuple(index.corrections(standalone).items())  # a slip of the keyboard must not make the sources "not say"
         for word, term in read_as:
             standalone = re.sub(rf"\b{re.escape(word)}\b", lambda match, term=term: term.capitalize() if match.group()[:1].isupper() else term, standalone, flags=re.IGNORECASE)
-        span.set(read_as=dict(read_as))
+        if read_as:
+            span.set(read_as=dict(read_as))
         selection = select(workspace, standalone, open_page=open_page)
         span.set(selected=len(selection.items), chunks=len(selection.chunk_ids))
         if selection.refused:
