@@ -60,9 +60,10 @@ def test_he_is_the_subject_of_the_sentence_before():
 
 @given(st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=80), st.text(alphabet="abcdefghij ", min_size=1, max_size=20))
 def test_unbracket_gives_back_the_quoted_words(text, referent):
-    assume(not text.startswith("("))  # "[x](" opens a Markdown link, which is kept (below)
+    assume(not text.startswith(("(", ":", "[")))  # "[x](", "[x]:" and "[x][" are Markdown links and definitions, kept (below)
     assert unbracket(f"[{referent.strip() or 'x'}]{text}") == text
 
 
 def test_unbracket_keeps_a_markdown_link():
     assert unbracket("See [the page](wiki/a.md) and [he] left.") == "See [the page](wiki/a.md) and  left."
+    assert unbracket("[c1]: ../sources/a.md") == "[c1]: ../sources/a.md"
