@@ -45,6 +45,7 @@ from llmwiki.pages import (
 )
 from llmwiki.questions import (
     content_words,
+    has_pronoun,
     question_names,
     rank_sentences,
     resolve_opening_pronoun,
@@ -262,7 +263,6 @@ def _quote(candidate: _Candidate) -> str:
     return f"{resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)} [c{candidate.chunk_id}]"
 
 
-_PERSONAL = re.compile(r"\b(?:he|she|him|his|her|they|them|their|it|its)\b", re.IGNORECASE)
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 _PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
 # Verbs that frame an event question ("What happened in 1800?") rather than name its topic: a
@@ -300,7 +300,7 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     total = sum(weights.values())
     if not total:
         return None, [True] * len(candidates)
-    if len(weights) == 1 and not names and not next(iter(weights))[:1].isdigit() and _PERSONAL.search(question):
+    if len(weights) == 1 and not names and not next(iter(weights))[:1].isdigit() and has_pronoun(question):
         # One common word and a pronoun ("When did he become professor?"): any sentence with the word
         # would match, and nothing says who "he" is.
         word = next((word for word in content_words(question) if set(analyze(word, index.stopwords)) & set(weights)), next(iter(weights)))

@@ -446,13 +446,7 @@ def trace(workspace_path: str | None) -> None:
 @workspace_option
 def status(workspace_path: str | None) -> None:
     """Documents by kind and status, and every failure with its reason."""
-    from llmwiki.snapshots import store_problem
-
-    workspace = _workspace(workspace_path, damaged_ok=True)
-    problem = store_problem(workspace)
-    if problem is not None:
-        errors.print(problem, highlight=False, markup=False)
-        sys.exit(1)
+    workspace = _workspace(workspace_path)  # a damaged or missing store ends here, in one line with the fix
     store = workspace.store
     table = Table(title=f"Documents in {workspace.root}")
     for column in ("kind", "status", "documents"):

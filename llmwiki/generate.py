@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 import tomllib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -429,8 +430,6 @@ def compose_pages(
     existing: path -> current text of every summary and concept page;
     aliases: (generated aliases, rejected aliases) as last written.
     """
-    import time
-
     report = GenerationReport()
     texts: dict[str, str | None] = {}
     owners = _existing_summaries(existing)

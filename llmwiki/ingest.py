@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -98,23 +97,15 @@ def discover(workspace: Workspace, paths: Iterable[Path | str]) -> list[Path]:
 
 def import_file(workspace: Workspace, path: Path) -> Path:
     """Copy a file from outside the workspace into sources/, refusing to overwrite other content."""
-    target = _import_target(workspace, path.name)
-    if target.exists():
-        if target.read_bytes() != path.read_bytes():
-            raise WorkspaceError(f"{target}: already exists with other content. Rename {path.name} and copy it again.")
-        return target
-    temporary = target.with_name(f".{target.name}.partial")
-    shutil.copyfile(path, temporary)
-    temporary.replace(target)
-    return target
+    return import_bytes(workspace, path.name, path.read_bytes(), again="copy it again")
 
 
-def import_bytes(workspace: Workspace, name: str, data: bytes) -> Path:
+def import_bytes(workspace: Workspace, name: str, data: bytes, *, again: str = "upload it again") -> Path:
     """An uploaded file (its name and bytes) into sources/, refusing to overwrite other content."""
     target = _import_target(workspace, name)
     if target.exists():
         if target.read_bytes() != data:
-            raise WorkspaceError(f"{target}: already exists with other content. Rename {name} and upload it again.")
+            raise WorkspaceError(f"{target}: already exists with other content. Rename {name} and {again}.")
         return target
     temporary = target.with_name(f".{target.name}.partial")
     temporary.write_bytes(data)
@@ -125,7 +116,7 @@ def import_bytes(workspace: Workspace, name: str, data: bytes) -> Path:
 def _import_target(workspace: Workspace, name: str) -> Path:
     """sources/<name>, for a plain file name only (no folders, no hidden or empty names)."""
     plain = name.replace("\\", "/").rsplit("/", 1)[-1]
-    if not plain or plain != name or plain.startswith(".") or "\x00" in plain or plain in ("..",):
+    if not plain or plain != name or plain.startswith(".") or "\x00" in plain:
         raise WorkspaceError(f"{name!r}: is not a plain file name. Rename the file (letters, digits, no folders, not starting with a dot) and add it again.")
     workspace.sources_dir.mkdir(parents=True, exist_ok=True)
     return workspace.sources_dir / plain

@@ -32,13 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmwiki import history
-from llmwiki.failpoints import failpoint
 from llmwiki.ingest import index_pages, rebuild_store
 from llmwiki.errors import StoreDamagedError
 from llmwiki.snapshots import load_snapshot, restore_to, store_problem, take_snapshot
 from llmwiki.workspace import Workspace
-
-__all__ = ["ACTIVE", "RECOVERED", "Journal", "failpoint", "open_workspace", "operation", "recover"]
 
 JOURNAL_FILE = "journal.json"
 BEFORE_FILE = "journal-before.duckdb"

@@ -38,8 +38,6 @@ from llmwiki.verify.page import load_verification
 from llmwiki.wiki import publish
 from llmwiki.workspace import COLLECTION_PAGES, Workspace
 
-__all__ = ["RestoreReport", "StoreRecovery"]
-
 
 class MaintenanceError(LlmwikiError):
     """A maintenance operation was refused; nothing was changed."""

@@ -64,3 +64,13 @@ def parse_notebook_args(parser: argparse.ArgumentParser, argv: list[str] | None 
                "marimo run notebooks/x.py -- --workspace DIR), or set LLMWIKI_WORKSPACE; the repository's sample is workspace/ (make demo copies it to build/demo).")
         raise NotebookArgumentError(msg)
     return known
+
+
+def inline_chart_data() -> None:
+    """Charts carry their data in the page. marimo's default serves it as files that a re-run
+    deletes while the browser may still be fetching them (ERR_INCOMPLETE_CHUNKED_ENCODING,
+    "Failed to fetch" in the console). Registered only under marimo; elsewhere nothing changes."""
+    import altair as alt
+
+    if "marimo_inline_csv" in alt.data_transformers.names():
+        alt.data_transformers.enable("marimo_inline_csv")

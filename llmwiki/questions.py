@@ -241,10 +241,18 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     return f"[{referent}{OPENING_PRONOUNS[pronoun]}]" + sentence[match.end():]
 
 
+PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their", "him", "them"})
+
+
 def opens_with_pronoun(text: str) -> bool:
     """Whether an answer starts with an unresolved pronoun."""
     first = re.match(r"^\W*([A-Za-z]+)", text)
-    return first is not None and first.group(1).lower() in ("he", "she", "it", "they", "his", "her", "its", "their", "him", "them")
+    return first is not None and first.group(1).lower() in PRONOUNS
+
+
+def has_pronoun(text: str) -> bool:
+    """Whether the text says he, she, it, they (or their other forms) anywhere."""
+    return any(word.lower() in PRONOUNS for word in re.findall(r"[A-Za-z]+", text))
 
 
 def unbracket(text: str) -> str:

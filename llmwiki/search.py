@@ -154,8 +154,8 @@ class _Snapshot:
     PREVIEW_CHARS = 1000
 
     def __init__(self) -> None:
-        self._deletions: dict[str, list[str]] | None = None  # one-deletion variant -> vocabulary terms (built on first use)
-        self._deletions_size = -1
+        self._alphabet: frozenset[str] = frozenset()  # every character of the vocabulary (spelling corrections)
+        self._alphabet_size = -1
         self.digest: tuple | None = None
         self.stopwords: frozenset[str] = frozenset()
         self.vocabulary: dict[str, int] = {}
@@ -177,16 +177,21 @@ class _Snapshot:
         self.incremental_loads = 0
 
     def neighbours(self, term: str) -> list[str]:
-        """Vocabulary terms one deletion away from term, on either side (term itself excluded)."""
-        if self._deletions is None or self._deletions_size != len(self.vocabulary):
-            deletions: dict[str, list[str]] = {}
-            for known in self.vocabulary:
-                if len(known) >= 4 and known.isalpha():
-                    for variant in {known, *(known[:at] + known[at + 1:] for at in range(len(known)))}:
-                        deletions.setdefault(variant, []).append(known)
-            self._deletions, self._deletions_size = deletions, len(self.vocabulary)
-        variants = {term, *(term[:at] + term[at + 1:] for at in range(len(term)))}
-        return sorted({known for variant in variants for known in self._deletions.get(variant, ()) if known != term})
+        """Vocabulary terms one deletion away from term, on either side (term itself excluded): the
+        term less a letter, the term with one more, or the term less a letter with another put anywhere.
+
+        The candidates are generated from the term (a few thousand dictionary lookups), so no index of
+        the whole vocabulary is kept; only its alphabet is, per vocabulary size.
+        """
+        if self._alphabet_size != len(self.vocabulary):
+            self._alphabet, self._alphabet_size = frozenset("".join(self.vocabulary)), len(self.vocabulary)
+
+        def inserted(text: str) -> set[str]:
+            return {text[:at] + char + text[at:] for at in range(len(text) + 1) for char in self._alphabet}
+
+        deletions = {term[:at] + term[at + 1:] for at in range(len(term))}
+        candidates = deletions | inserted(term) | {variant for deletion in deletions for variant in inserted(deletion)}
+        return sorted(known for known in candidates if known != term and len(known) >= 4 and known.isalpha() and known in self.vocabulary)
 
     def refresh(self, conn) -> None:
         digest = store_module.search_digest(conn)

@@ -178,8 +178,7 @@ def store_problem(workspace: Workspace) -> str | None:
             )
         return None
     try:
-        store.totals()
-        store.migration_names()
+        store.totals()  # opens the file (migrating it) and reads its tables
     except StoreDamagedError as err:
         return str(err)
     return None
@@ -216,7 +215,7 @@ def recover_store(workspace: Workspace, *, on_progress: ProgressCallback | None 
             os.replace(wal, moved_to.with_name(moved_to.name + ".wal"))
     store.forget_migrated()
     store.migrate()  # a fresh, empty store
-    head = history.head(workspace.root) if history.is_repository(workspace.root) else None
+    head = history.head(workspace.root)
     snapshot, _ = usable(workspace, head) if head else (None, "")
     if snapshot is not None and not [path for path in history.changed_since_head(workspace.root) if path.startswith(("wiki/", "sources/"))]:
         load_snapshot(workspace, snapshot)

@@ -410,13 +410,10 @@ class Store:
         with self.connect() as conn:
             conn.execute("CHECKPOINT")
 
-    def migrate(self) -> list[str]:
-        """Create the schema or bring it up to date now; returns the migrations applied."""
-        with self.connect() as conn, Store._migrate_lock:
-            applied = migrate(conn)
-            if not self.in_memory:
-                Store._migrated.add(self.path.resolve())
-        return applied
+    def migrate(self) -> None:
+        """Create the schema or bring it up to date now (every first connection of a process does)."""
+        with self.connect():
+            return
 
     def forget_migrated(self) -> None:
         """After the file was replaced (a recovered store): migrate again on the next connection."""

@@ -83,7 +83,7 @@ def pending_sources(workspace: Workspace) -> list[Document]:
         if summary is None or not (workspace.root / summary).is_file():
             pending.append(document)
             continue
-        entries = source_entries(split_frontmatter((workspace.root / summary).read_text(encoding="utf-8"))[0])
+        entries = source_entries(read_page(workspace.root, summary).meta)
         if not any(entry["path"] == document.path and entry.get("hash") == document.content_hash for entry in entries):
             pending.append(document)
     return pending

@@ -11,17 +11,14 @@ with app.setup:
     import polars as pl
 
     from llmwiki.datasets import flatten_dims
-    from llmwiki.notebook_args import parse_notebook_args
+    from llmwiki.notebook_args import inline_chart_data, parse_notebook_args
     from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Browse the Markdown datasets of an llmwiki workspace.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
     _parser.add_argument("--category", default=None, help="Category to open first.")
     args = parse_notebook_args(_parser)
-    # Chart data inline in the page: marimo's default serves it as files that a re-run deletes while the
-    # browser may still be fetching them (ERR_INCOMPLETE_CHUNKED_ENCODING, "Failed to fetch" in the console).
-    if "marimo_inline_csv" in alt.data_transformers.names():
-        alt.data_transformers.enable("marimo_inline_csv")
+    inline_chart_data()
 
 
 @app.cell

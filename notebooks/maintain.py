@@ -14,7 +14,7 @@ with app.setup:
     from llmwiki.errors import LlmwikiError
     from llmwiki.lint import findings_table, lint, repair
     from llmwiki.maintain import delete_stale, page_history, plan_withdrawal, restore, stale_pages, withdraw
-    from llmwiki.notebook_args import parse_notebook_args
+    from llmwiki.notebook_args import inline_chart_data, parse_notebook_args
     from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Maintain an llmwiki workspace: withdraw sources, stale pages, history.")
@@ -22,10 +22,7 @@ with app.setup:
     _parser.add_argument("--preview", default=None, help="Source whose withdrawal to preview (headless runs).")
     _parser.add_argument("--lint", action="store_true", help="Run lint without pressing its button (headless runs).")
     args = parse_notebook_args(_parser)
-    # Chart data inline in the page: marimo's default serves it as files that a re-run deletes while the
-    # browser may still be fetching them (ERR_INCOMPLETE_CHUNKED_ENCODING, "Failed to fetch" in the console).
-    if "marimo_inline_csv" in alt.data_transformers.names():
-        alt.data_transformers.enable("marimo_inline_csv")
+    inline_chart_data()
 
 
 @app.cell

@@ -12,7 +12,7 @@ with app.setup:
 
     from llmwiki.verify import load_verification, pages_needing_verification, verify_pages, wiki_pages
     from llmwiki.verify.nli import not_nli_note
-    from llmwiki.notebook_args import parse_notebook_args
+    from llmwiki.notebook_args import inline_chart_data, parse_notebook_args
     from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources.")
@@ -20,10 +20,7 @@ with app.setup:
     _parser.add_argument("--verify", action="store_true", help="Verify the chosen pages at once (headless runs).")
     _parser.add_argument("--page", action="append", default=None, help="Page to review (repeatable; default: all).")
     args = parse_notebook_args(_parser)
-    # Chart data inline in the page: marimo's default serves it as files that a re-run deletes while the
-    # browser may still be fetching them (ERR_INCOMPLETE_CHUNKED_ENCODING, "Failed to fetch" in the console).
-    if "marimo_inline_csv" in alt.data_transformers.names():
-        alt.data_transformers.enable("marimo_inline_csv")
+    inline_chart_data()
 
 
 @app.cell

@@ -83,7 +83,7 @@ def test_bench_datasets_runs(tmp_path):
 
 def test_bench_ingest_runs_on_a_tiny_corpus(tmp_path):
     result = _run("ingest.py", "--data", _cmu(tmp_path / "S08"))
-    assert "4" in result.stdout and "chunks" in result.stdout
+    assert "corpus: 4 files" in result.stdout and "4 ingested" in result.stdout
 
 
 def test_bench_qa_runs_on_a_tiny_corpus(tmp_path):
@@ -92,7 +92,8 @@ def test_bench_qa_runs_on_a_tiny_corpus(tmp_path):
 
 
 def test_bench_history_runs_on_a_tiny_corpus(tmp_path):
-    assert "snapshot" in _run("history.py", "--corpus", _cmu(tmp_path / "S08")).stdout.lower()
+    result = _run("history.py", "--corpus", _cmu(tmp_path / "S08"))
+    assert "corpus: 4 articles" in result.stdout and "from the snapshot" in result.stdout
 
 
 def test_bench_search_runs_on_a_tiny_collection(tmp_path):

@@ -136,8 +136,8 @@ def in_browser(notebook: str, workspace: Path, *arguments: str):
             server.kill()
 
 
-def test_the_browser_check_catches_a_literal_none_and_a_console_error():
-    """The control for in_browser's two checks: both patterns are found where they are."""
+def test_the_browser_check_catches_a_literal_none_and_not_words_that_contain_it():
+    """The control for in_browser's literal-None check (console errors are whatever Chromium reports)."""
     assert _LITERAL_NONE.search("score None here") and not _LITERAL_NONE.search("Nonetheless, None-such and NoneType")
 
 
