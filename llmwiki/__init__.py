@@ -6,8 +6,10 @@ The package in layers; a module imports only from its own layer or below
 1. foundations, no workspace: ``errors``, ``records``, ``config``, ``pages``
    (Markdown pages and frontmatter), ``extract``, ``chunking``, ``history``
    (git), ``backends`` (answer models), ``embeddings``, ``datasets``,
-   ``tracing``, ``verify.nli`` and the pure checks of ``verify``, ``questions``
-2. ``store``: the DuckDB store, the one module with SQL
+   ``tracing``, ``verify.nli`` and the pure checks of ``verify``, ``questions``,
+   ``pgserver`` (a throwaway PostgreSQL server for tests and benchmarks)
+2. the stores, the only modules with SQL: ``store`` (embedded DuckDB, the
+   default) and ``pgstore`` (a shared PostgreSQL database, ``[store] url``)
 3. ``workspace``: a folder's paths, settings and handles (store, backend, verifier)
 4. read and derive: ``search`` (BM25 over stored chunks), ``ingest`` (files ->
    stored documents and chunks), ``generate`` (stored chunks -> page texts)

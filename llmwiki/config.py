@@ -11,8 +11,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from llmwiki.errors import ConfigError
 
@@ -96,6 +97,21 @@ class TracingConfig(_Section):
 
 class StoreConfig(_Section):
     lock_timeout_s: float = Field(30, gt=0)
+    url: str | None = None  # postgresql://user@host:port/database: a shared PostgreSQL store instead of .llmwiki/store.duckdb
+
+    @field_validator("url")
+    @classmethod
+    def _no_password(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        parts = urlsplit(url)
+        if parts.scheme not in ("postgresql", "postgres"):
+            msg = f"{url!r} is not a PostgreSQL url; write postgresql://user@host:port/database"
+            raise ValueError(msg)
+        if parts.password is not None or "password=" in parts.query:
+            msg = "the url holds a password; remove it and give it in PGPASSWORD, a libpq service file or ~/.pgpass"
+            raise ValueError(msg)
+        return url
 
 
 class HistoryConfig(_Section):
@@ -181,7 +197,8 @@ enabled = true
 payloads = true        # keep prompts and replies (content-addressed) in .llmwiki/traces/payloads
 
 [store]
-lock_timeout_s = 30    # how long to wait for another process that is writing
+lock_timeout_s = 30    # how long to wait for another process that is writing (or for a server connection)
+# url = "postgresql://analyst@db.example.org:5432/team_wiki"  # a shared PostgreSQL store (password: PGPASSWORD or ~/.pgpass)
 
 [history]
 snapshots = true       # copy the store at each commit (in .llmwiki/snapshots) so `llmwiki restore` is exact

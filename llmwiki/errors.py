@@ -23,7 +23,7 @@ class WorkspaceError(LlmwikiError):
 
 
 class StoreError(LlmwikiError):
-    """The DuckDB store could not be opened or written."""
+    """The store (DuckDB file or PostgreSQL database) could not be opened or written."""
 
 
 class StoreLockedError(StoreError):
@@ -32,6 +32,10 @@ class StoreLockedError(StoreError):
 
 class StoreDamagedError(StoreError):
     """The store file cannot be read (truncated, zeroed, overwritten); the message names the fix."""
+
+
+class StoreConflictError(StoreError):
+    """A write was based on a version of a document that another process has since changed or removed."""
 
 
 class VerifierError(LlmwikiError):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmwiki.chunking import TokenCounter, chunk_pages
-from llmwiki.errors import IngestError, WorkspaceError
+from llmwiki.errors import IngestError, StoreError, WorkspaceError
 from llmwiki.extract import EXTRACTORS, extract
 from llmwiki.failpoints import failpoint
 from llmwiki.pages import SUMMARIES, source_paths, split_frontmatter
@@ -290,6 +290,13 @@ def rebuild_store(workspace: Workspace, *, on_progress: ProgressCallback | None 
     No model is called. Returns counts of what was indexed.
     """
     store = workspace.store
+    if not store.local:
+        msg = (
+            f"{store.path}: a shared PostgreSQL store is not emptied and rebuilt from one workspace's files "
+            "(other workspaces' documents are in it too). Bring it back from the server's backups (pg_dump, point-in-time recovery); "
+            "`llmwiki ingest` brings this workspace's files up to date."
+        )
+        raise StoreError(msg)
     store.clear()
     report = ingest_files(workspace, on_progress=on_progress)
     pages = {

@@ -226,6 +226,12 @@ def restore(workspace: Workspace, revision: str) -> RestoreReport:
     if not history.is_repository(workspace.root):
         raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository), so there is nothing to restore.")
     target = history.resolve(workspace.root, revision)
+    if not workspace.store.local:
+        msg = (
+            f"{workspace.root}: its store is a shared PostgreSQL database ({workspace.store.path}), which `llmwiki restore` does not roll back "
+            "under the other workspaces. Restore the database from the server's backups; `git restore` brings this workspace's files back."
+        )
+        raise MaintenanceError(msg)
     recovery = recover_store(workspace) if store_problem(workspace) else None  # a damaged store is replaced first
     with operation(workspace, "restore", target=target):
         report = restore_to(workspace, target)

@@ -34,6 +34,7 @@ import Stemmer
 from llmwiki import store as store_module
 from llmwiki.embeddings import Embedder
 from llmwiki.records import BREADCRUMB_SEPARATOR
+from llmwiki.pgstore import PostgresStore
 from llmwiki.store import Store
 from llmwiki.workspace import Workspace
 
@@ -130,6 +131,27 @@ def analyze(text: str, stopwords: frozenset[str]) -> list[str]:
     return list(dict.fromkeys(stems))
 
 
+def one_slip(term: str, alphabet: frozenset[str]) -> set[str]:
+    """Terms one deletion away from term, on either side (term itself excluded): the term less a letter,
+    the term with one more, or the term less a letter with another put anywhere; alphabetic, four letters or more.
+
+    Generated from the term (a few thousand candidates), so no index of the whole vocabulary is needed.
+    """
+
+    def inserted(text: str) -> set[str]:
+        return {text[:at] + char + text[at:] for at in range(len(text) + 1) for char in alphabet}
+
+    deletions = {term[:at] + term[at + 1:] for at in range(len(term))}
+    candidates = deletions | inserted(term) | {variant for deletion in deletions for variant in inserted(deletion)}
+    return {known for known in candidates if known != term and len(known) >= 4 and known.isalpha()}
+
+
+def _capitalised_words(text: str) -> list[str]:
+    """Capitalised words after a text's first word (names, not sentence starts), lower-cased, once each."""
+    names = [match.group() for match in re.finditer(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+\b", text[:MAX_QUERY_CHARS].strip())]
+    return list(dict.fromkeys(name.lower() for name in names))
+
+
 def _file_stamp(path: Path) -> tuple:
     stamps = []
     for candidate in (path, path.with_name(path.name + ".wal")):
@@ -177,21 +199,10 @@ class _Snapshot:
         self.incremental_loads = 0
 
     def neighbours(self, term: str) -> list[str]:
-        """Vocabulary terms one deletion away from term, on either side (term itself excluded): the
-        term less a letter, the term with one more, or the term less a letter with another put anywhere.
-
-        The candidates are generated from the term (a few thousand dictionary lookups), so no index of
-        the whole vocabulary is kept; only its alphabet is, per vocabulary size.
-        """
+        """Vocabulary terms one slip from term (``one_slip``); only the vocabulary's alphabet is kept, per vocabulary size."""
         if self._alphabet_size != len(self.vocabulary):
             self._alphabet, self._alphabet_size = frozenset("".join(self.vocabulary)), len(self.vocabulary)
-
-        def inserted(text: str) -> set[str]:
-            return {text[:at] + char + text[at:] for at in range(len(text) + 1) for char in self._alphabet}
-
-        deletions = {term[:at] + term[at + 1:] for at in range(len(term))}
-        candidates = deletions | inserted(term) | {variant for deletion in deletions for variant in inserted(deletion)}
-        return sorted(known for known in candidates if known != term and len(known) >= 4 and known.isalpha() and known in self.vocabulary)
+        return sorted(known for known in one_slip(term, self._alphabet) if known in self.vocabulary)
 
     def refresh(self, conn) -> None:
         digest = store_module.search_digest(conn)
@@ -306,9 +317,7 @@ class _Snapshot:
     def hit(self, position: int, score: float, preview_chars: int) -> Hit:
         chunk_id = int(self.chunk_ids[position])
         document_id, path, title, page, breadcrumb, preview = self.display[chunk_id]
-        preview = preview.strip()
-        if len(preview) > preview_chars:
-            preview = preview[: preview_chars - 1].rstrip() + "…"
+        preview = _preview(preview, preview_chars)
         return Hit(
             chunk_id=chunk_id,
             document_id=document_id,
@@ -336,8 +345,10 @@ class SearchIndex:
         self._lock = threading.Lock()
 
     @classmethod
-    def for_store(cls, store: Store) -> SearchIndex:
-        """The process-wide index of a store file."""
+    def for_store(cls, store: Store | PostgresStore) -> SearchIndex | ServerSearch:
+        """The process-wide index of a store file (a PostgreSQL store searches in the server)."""
+        if store.server_search:
+            return ServerSearch(store)
         key = f"memory:{id(store)}" if store.in_memory else str(store.path.resolve())
         with cls._registry_lock:
             index = cls._by_path.get(key)
@@ -378,8 +389,7 @@ class SearchIndex:
         # Names only (capitalised after the first word): a common word no source has ("savant") is more
         # likely a real word the sources do not use than a slip, and reading it as another would answer a
         # question nobody asked.
-        names = [match.group() for match in re.finditer(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+\b", text[:MAX_QUERY_CHARS].strip())]
-        for word in dict.fromkeys(name.lower() for name in names):
+        for word in _capitalised_words(text):
             if len(word) < 5 or not word.isalpha() or word in snapshot.stopwords:
                 continue
             terms = analyze(word, snapshot.stopwords)
@@ -487,6 +497,90 @@ class SearchIndex:
             ranking="hybrid" if hybrid else "bm25",
             filled=min(filled, max(limit - int(strict.sum()), 0)) if not hybrid else 0,
         )
+
+
+class ServerSearch:
+    """Search of a PostgreSQL store, in the server (``PostgresStore.search_chunks``): the same results,
+    readouts and answers' term weights as ``SearchIndex``, without an in-process copy of the index.
+
+    Terms are the server's english analyzer's lexemes (Snowball's Porter stemmer, PostgreSQL's stopword list);
+    embedding fusion is not offered on this path (``ranking`` is always "bm25").
+    """
+
+    reload_count = 0
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+
+    @property
+    def stopwords(self) -> frozenset[str]:
+        return _fts_stopwords()
+
+    def rarity(self, text: str) -> dict[str, float]:
+        """As ``SearchIndex.rarity``: {search term: ln(1 + N / (df + 0.5))}, ln(1 + N) for a term no chunk holds.
+        Keys are this package's terms (``analyze``); document frequencies come from the server."""
+        text = text[:MAX_QUERY_CHARS]
+        words = {word: terms[0] for word in dict.fromkeys(_WORDS.findall(text.lower())) if (terms := analyze(word, self.stopwords))}
+        counts = self.store.term_document_counts(list(words))
+        count = self.store.searchable_count()
+        weights: dict[str, float] = {}
+        for word, term in words.items():
+            frequency = counts.get(word)
+            if frequency is None:  # a stopword to the server's analyzer
+                continue
+            weight = float(np.log1p(count / (frequency + 0.5))) if frequency else float(np.log1p(count))
+            weights[term] = max(weights.get(term, 0.0), weight)
+        return weights
+
+    def corrections(self, text: str) -> dict[str, str]:
+        """As ``SearchIndex.corrections``, with the candidates' frequencies counted in the server."""
+        corrected = {}
+        for word in _capitalised_words(text):
+            if len(word) < 5 or not word.isalpha() or word in self.stopwords:
+                continue
+            terms = analyze(word, self.stopwords)
+            if not terms or self.store.term_document_counts([word]).get(word):
+                continue
+            counts = self.store.lexeme_document_counts(sorted(one_slip(terms[0], frozenset("abcdefghijklmnopqrstuvwxyz") | set(word))))
+            if counts:
+                corrected[word] = min(counts, key=lambda lexeme: (-counts[lexeme], lexeme))
+        return corrected
+
+    def search(self, query: str, *, scope: Scope = "all", limit: int = 10, preview_chars: int = 400, mode: Mode = "auto",
+               embedder: Embedder | None = None, ranking: str = "bm25") -> SearchResult:
+        """See ``SearchIndex.search``; the embedder is not used on this path."""
+        if scope not in SCOPES:
+            msg = f"unknown search scope {scope!r}; use one of {', '.join(SCOPES)}"
+            raise ValueError(msg)
+        limit = max(int(limit), 0)
+        found = self.store.search_chunks((query or "")[:MAX_QUERY_CHARS], scope=scope, limit=limit, mode=mode,
+                                         preview_chars=preview_chars, ranking=ranking)
+        hits = tuple(
+            Hit(chunk_id=hit.chunk_id, document_id=hit.document_id, path=hit.path, title=hit.title, kind="wiki" if hit.is_wiki else "source",
+                page=hit.page, breadcrumb=tuple(part for part in hit.breadcrumb.split(BREADCRUMB_SEPARATOR) if part),
+                score=float(hit.score), preview=_preview(hit.preview, preview_chars), stale=hit.stale)
+            for hit in found.hits
+        )
+        return SearchResult(
+            query=query, terms=found.terms, scope=scope, hits=hits, matched_count=found.matched_count, total_count=found.total_count,
+            widened=found.widened and len(found.terms) > 1 and mode == "auto" and found.matched_count > 0,
+            filled=min(found.filled, max(limit - found.strict_count, 0)),
+        )
+
+
+def _fts_stopwords() -> frozenset[str]:
+    global _STOPWORDS
+    if _STOPWORDS is None:
+        _STOPWORDS = frozenset(store_module.fts_english_stopwords())
+    return _STOPWORDS
+
+
+_STOPWORDS: frozenset[str] | None = None
+
+
+def _preview(text: str, preview_chars: int) -> str:
+    text = text.strip()
+    return text[: preview_chars - 1].rstrip() + "…" if len(text) > preview_chars else text
 
 
 def _reciprocal_rank_fusion(rankings: list[np.ndarray]) -> list[tuple[int, float]]:

@@ -43,7 +43,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from llmwiki.errors import StoreDamagedError, StoreError, StoreLockedError
+from llmwiki.errors import StoreConflictError, StoreDamagedError, StoreError, StoreLockedError
 from llmwiki.records import Chunk, Document, PageText
 
 _LOCK_MESSAGE = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
@@ -51,6 +51,8 @@ MEMORY = ":memory:"
 # Tables a copy of the store carries but a load or a rebuild leaves as they are.
 _SCHEMA_TABLES = ("schema_migrations",)
 _ANALYZER_TABLES = ("search_stopwords", "search_state")
+# The tables that hold a wiki's content, parents first (what a move to another store copies).
+_COPIED_TABLES = ("documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences", "chunk_embeddings")
 _SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"))
 # Checkpointing on every close rewrote a whole row group (0.3 s at 100k chunks)
 # after each small write. The write-ahead log is as durable as the file, so
@@ -294,6 +296,8 @@ class Store:
 
     _migrated: set[Path] = set()
     _migrate_lock = threading.Lock()
+    local = True  # a file of this workspace's own: snapshots at commits, rebuilds from its files
+    server_search = False  # searched through an in-process copy of the postings (llmwiki.search)
     _sessions = threading.local()  # per thread: store path -> the session's connection
 
     def __init__(self, path: Path | str, *, lock_timeout_s: float = 30.0) -> None:
@@ -487,6 +491,26 @@ class Store:
                 conn.execute(f'DELETE FROM "{table}"')
             _bump_generation(conn)
 
+    def table_rows(self, table: str, *, batch: int = 10_000) -> tuple[list[str], Iterator[tuple]]:
+        """(column names, rows) of one of the store's own tables, for copying into another store."""
+        if table not in _COPIED_TABLES:
+            raise ValueError(f"unknown table {table!r}")
+        with self.connect() as conn:
+            columns = [row[0] for row in conn.execute(f'DESCRIBE "{table}"').fetchall()]
+
+        def rows() -> Iterator[tuple]:
+            with self.connect() as conn:
+                cursor = conn.execute(f'SELECT * FROM "{table}"')
+                while chunk := cursor.fetchmany(batch):
+                    yield from chunk
+
+        return columns, rows()
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows per copied table (documents, pages, chunks, references, verifications, sentences, embeddings)."""
+        with self.connect() as conn:
+            return {table: conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] for table in _COPIED_TABLES}
+
     # -- documents -----------------------------------------------------------
 
     def document_by_path(self, path: str) -> Document | None:
@@ -556,9 +580,20 @@ class Store:
         title: str | None,
         pages: Sequence[PageText],
         chunks: Sequence[Chunk],
+        expected_version: int | None = None,
     ) -> Document:
-        """Swap in a document's new pages and chunks and mark it ready, atomically."""
+        """Swap in a document's new pages and chunks and mark it ready, atomically.
+
+        With ``expected_version``, an edit based on another version is refused (StoreConflictError).
+        """
         with self.transaction() as conn:
+            row = conn.execute("SELECT version, path FROM documents WHERE id = ?", [document_id]).fetchone()
+            if row is None:
+                msg = f"document {document_id} is gone (withdrawn meanwhile); nothing was written"
+                raise StoreConflictError(msg)
+            if expected_version is not None and row[0] != expected_version:
+                msg = f"{row[1]}: changed by someone else (version {row[0]}, this edit was based on {expected_version}); reload it and edit again"
+                raise StoreConflictError(msg)
             _delete_content(conn, document_id)  # a rewritten page's verification no longer applies either
             page_table = pa.table(  # noqa: F841 - DuckDB reads it by name
                 {

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from llmwiki.config import CONFIG_FILENAME, DEFAULT_CONFIG_TOML, WikiConfig, load_config
 from llmwiki.errors import WorkspaceError
+from llmwiki.pgstore import PostgresStore
 from llmwiki.store import Store
 
 STATE_DIRNAME = ".llmwiki"
@@ -120,7 +121,10 @@ class Workspace:
         return self.root / STATE_DIRNAME
 
     @property
-    def store(self) -> Store:
+    def store(self) -> Store | PostgresStore:
+        """The embedded DuckDB file, or the PostgreSQL database ``[store] url`` names."""
+        if self.config.store.url:
+            return PostgresStore(self.config.store.url, lock_timeout_s=self.config.store.lock_timeout_s)
         return Store(self.state_dir / "store.duckdb", lock_timeout_s=self.config.store.lock_timeout_s)
 
     def relative(self, path: Path | str) -> str:

@@ -1,0 +1,769 @@
+"""The PostgreSQL store: the same records and operations as ``store.Store``, on a server.
+
+A team's wiki outgrows the embedded DuckDB file (one writing process at a
+time). Pointing ``[store] url`` in wiki_config.toml at a PostgreSQL database
+swaps this class in; everything above the store works unchanged.
+
+How it differs from the DuckDB store, and why:
+
+- Connections come from a pool (psycopg 3), one per url and process. There
+  is no lock to wait for: concurrent writers are isolated by PostgreSQL's
+  transactions and row locks. A document row is claimed with ``INSERT ... ON
+  CONFLICT``, a page's verification is replaced under a row lock on the page
+  (idempotent per page and body hash), and ``replace_content`` refuses an
+  edit based on an older version when given ``expected_version``.
+- Search runs in the server (``search_chunks``): a stored generated
+  ``tsvector`` column (``to_tsvector('english', text)``) under a GIN index,
+  ``websearch_to_tsquery`` for the strict query, the same terms OR-ed for the
+  widened one, and Okapi BM25 computed in SQL from the index's term
+  statistics (or ``ts_rank_cd``, for comparison in the bench). No process
+  keeps a copy of the index, so nothing needs a generation counter.
+- Snapshots at commits and rebuilding from one workspace's files do not
+  apply: the database is shared by every workspace that points at it, and its
+  backups are the server's (pg_dump, point-in-time recovery).
+
+Credentials come from the environment or libpq's files (PGPASSWORD,
+PGSERVICE, ~/.pgpass), never from wiki_config.toml: a url with a password in
+it is refused when the config is read.
+
+Migrations have the DuckDB store's names, recorded in ``schema_migrations``,
+so a store of either kind says which schema it has in the same words.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+from llmwiki.errors import StoreConflictError, StoreError
+from llmwiki.records import Chunk, Document, PageText
+
+_DOCUMENT_COLUMNS = (
+    "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
+    "stale_since, derived_from, created_at, updated_at"
+)
+K1 = 1.2
+B = 0.75
+# Tables in the order a copy fills them (parents first); their id sequences.
+TABLES = ("documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences", "chunk_embeddings")
+_SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"))
+
+_M001 = """
+CREATE SEQUENCE document_ids START 1;
+CREATE TABLE documents (
+    id BIGINT PRIMARY KEY DEFAULT nextval('document_ids'),
+    kind TEXT NOT NULL CHECK (kind IN ('source', 'wiki')),
+    path TEXT NOT NULL UNIQUE,
+    title TEXT,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'processing', 'ready', 'failed')),
+    error TEXT,
+    content_hash TEXT,
+    size_bytes BIGINT,
+    mtime DOUBLE PRECISION,
+    version INTEGER NOT NULL DEFAULT 0,
+    parser TEXT,
+    stale_since TIMESTAMP,
+    stale_reason TEXT,
+    derived_from BIGINT,
+    created_at TIMESTAMP NOT NULL DEFAULT localtimestamp,
+    updated_at TIMESTAMP NOT NULL DEFAULT localtimestamp
+);
+CREATE TABLE document_pages (
+    document_id BIGINT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+    page_number INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX document_pages_document ON document_pages (document_id);
+CREATE SEQUENCE chunk_ids START 1;
+CREATE TABLE chunks (
+    id BIGINT PRIMARY KEY DEFAULT nextval('chunk_ids'),
+    document_id BIGINT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    page_number INTEGER NOT NULL,
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    token_count INTEGER NOT NULL,
+    breadcrumb TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX chunks_document ON chunks (document_id);
+CREATE TABLE doc_references (
+    from_id BIGINT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+    to_id BIGINT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('cites', 'links_to'))
+);
+CREATE INDEX doc_references_from ON doc_references (from_id);
+CREATE INDEX doc_references_to ON doc_references (to_id);
+CREATE SEQUENCE verification_ids START 1;
+CREATE TABLE page_verifications (
+    id BIGINT PRIMARY KEY DEFAULT nextval('verification_ids'),
+    page_id BIGINT NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+    body_hash TEXT NOT NULL,
+    source_hashes TEXT NOT NULL,
+    model TEXT NOT NULL,
+    threshold DOUBLE PRECISION NOT NULL,
+    started_at TIMESTAMP NOT NULL,
+    finished_at TIMESTAMP
+);
+CREATE INDEX page_verifications_page ON page_verifications (page_id);
+CREATE TABLE verification_sentences (
+    verification_id BIGINT NOT NULL REFERENCES page_verifications (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    sentence TEXT NOT NULL,
+    start_offset INTEGER NOT NULL,
+    end_offset INTEGER NOT NULL,
+    p_entailment DOUBLE PRECISION NOT NULL,
+    p_contradiction DOUBLE PRECISION NOT NULL,
+    best_excerpt TEXT,
+    excerpt_document_id BIGINT,
+    excerpt_page INTEGER,
+    excerpt_chunk_id BIGINT
+);
+CREATE INDEX verification_sentences_verification ON verification_sentences (verification_id);
+"""
+# The search index: a stored tsvector under GIN, kept by PostgreSQL itself in every write's transaction.
+_M002 = """
+ALTER TABLE chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED;
+CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
+"""
+_M003 = """
+CREATE TABLE chunk_embeddings (
+    chunk_id BIGINT NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    vector REAL[] NOT NULL
+);
+CREATE INDEX chunk_embeddings_chunk ON chunk_embeddings (chunk_id);
+"""
+_M004 = """
+ALTER TABLE page_verifications ADD COLUMN method TEXT;
+UPDATE page_verifications SET method = 'sentence';
+ALTER TABLE verification_sentences ADD COLUMN weakest_clause TEXT;
+"""
+_M005 = """
+ALTER TABLE verification_sentences ADD COLUMN score DOUBLE PRECISION;
+ALTER TABLE verification_sentences ADD COLUMN reason TEXT;
+ALTER TABLE verification_sentences ADD COLUMN flagged TEXT;
+"""
+MIGRATIONS: list[tuple[str, str]] = [
+    ("m001_initial", _M001), ("m002_search_index", _M002), ("m003_chunk_embeddings", _M003),
+    ("m004_verification_clauses", _M004), ("m005_verification_facts", _M005),
+]
+_MIGRATION_LOCK = 7_331_001  # pg_advisory_xact_lock key: one process migrates at a time
+
+
+def _document(row: tuple) -> Document:
+    return Document(*row)
+
+
+@dataclass(frozen=True)
+class ServerHit:
+    """One ranked chunk of a server-side search, with its display fields."""
+
+    chunk_id: int
+    document_id: int
+    path: str
+    title: str | None
+    is_wiki: bool
+    page: int
+    breadcrumb: str
+    score: float
+    preview: str
+    stale: bool
+
+
+@dataclass(frozen=True)
+class ServerSearchResult:
+    terms: tuple[str, ...]
+    hits: tuple[ServerHit, ...]
+    matched_count: int
+    total_count: int
+    strict_count: int
+    widened: bool
+    filled: int
+
+
+def _scope_condition(scope: str) -> str:
+    return {"wiki": "d.kind = 'wiki'", "sources": "d.kind = 'source'", "all": "TRUE"}[scope]
+
+
+class PostgresStore:
+    """A PostgreSQL database shared by every workspace whose ``[store] url`` names it."""
+
+    _pools: dict[str, object] = {}
+    _pools_lock = threading.Lock()
+    _migrated: set[str] = set()
+    _sessions = threading.local()
+    local = False  # no file of its own: no snapshots, no rebuild from one workspace's files
+    in_memory = False
+    server_search = True
+
+    def __init__(self, url: str, *, lock_timeout_s: float = 30.0) -> None:
+        self.url = url
+        self.path = url  # what messages name
+        self.lock_timeout_s = lock_timeout_s
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.url!r})"
+
+    # -- connections ---------------------------------------------------------
+
+    def _pool(self):
+        with PostgresStore._pools_lock:
+            pool = PostgresStore._pools.get(self.url)
+            if pool is None:
+                try:
+                    from psycopg_pool import ConnectionPool
+                except ImportError as err:
+                    msg = f"{self.url}: the PostgreSQL store needs psycopg. Install it: pip install 'llmwiki[postgres]'"
+                    raise StoreError(msg) from err
+                pool = ConnectionPool(self.url, min_size=0, max_size=8, open=True, timeout=self.lock_timeout_s,
+                                      kwargs={"autocommit": True}, name="llmwiki")
+                PostgresStore._pools[self.url] = pool
+            return pool
+
+    @classmethod
+    def close_pools(cls) -> None:
+        """Close every pool of this process (tests; a process exiting closes them anyway)."""
+        with cls._pools_lock:
+            for pool in cls._pools.values():
+                pool.close()
+            cls._pools.clear()
+            cls._migrated.clear()
+
+    @contextmanager
+    def connect(self) -> Iterator:
+        """A migrated autocommit connection from the pool (the session's, inside ``session()``)."""
+        shared = PostgresStore._sessions.__dict__.get(self.url)
+        if shared is not None:
+            yield shared
+            return
+        import psycopg
+        import psycopg_pool
+
+        try:
+            with self._pool().connection() as conn:
+                self._migrate_once(conn)
+                yield conn
+        except psycopg_pool.PoolTimeout as err:
+            msg = f"{self.url}: no connection to the PostgreSQL server within {self.lock_timeout_s:.0f} s ({err}). Check that the server runs and the url, user and password (PGPASSWORD or ~/.pgpass) are right."
+            raise StoreError(msg) from err
+        except psycopg.OperationalError as err:
+            msg = f"{self.url}: the PostgreSQL server refused or dropped the connection ({str(err).strip()}). Check that it runs and the credentials."
+            raise StoreError(msg) from err
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Hold one connection for the length of one operation (on this thread)."""
+        if self.url in PostgresStore._sessions.__dict__:
+            yield
+            return
+        with self.connect() as conn:
+            PostgresStore._sessions.__dict__[self.url] = conn
+            try:
+                yield
+            finally:
+                del PostgresStore._sessions.__dict__[self.url]
+
+    @contextmanager
+    def transaction(self) -> Iterator:
+        """A connection inside one transaction (a savepoint when one is open); exceptions roll back."""
+        with self.connect() as conn, conn.transaction():
+            yield conn
+
+    def checkpoint(self) -> None:
+        """Nothing to do: the server manages its write-ahead log."""
+
+    def exists(self) -> bool:
+        return True
+
+    def damaged(self, err: BaseException) -> StoreError:
+        return StoreError(f"{self.url}: {err}")
+
+    def migrate(self) -> None:
+        with self.connect():
+            return
+
+    def forget_migrated(self) -> None:
+        PostgresStore._migrated.discard(self.url)
+
+    def _migrate_once(self, conn) -> None:
+        if self.url in PostgresStore._migrated:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", [_MIGRATION_LOCK])
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMP NOT NULL)"
+            )
+            applied = {row[0] for row in conn.execute("SELECT name FROM schema_migrations").fetchall()}
+            unknown = applied - {name for name, _ in MIGRATIONS}
+            if unknown:
+                msg = f"{self.url}: this store was written by a newer llmwiki (it has migrations this version does not know: {', '.join(sorted(unknown))}). Upgrade llmwiki."
+                raise StoreError(msg)
+            for name, sql in MIGRATIONS:
+                if name in applied:
+                    continue
+                conn.execute(sql)
+                conn.execute(
+                    "INSERT INTO schema_migrations SELECT coalesce(max(version), 0) + 1, %s, %s FROM schema_migrations",
+                    [name, datetime.now()],
+                )
+        PostgresStore._migrated.add(self.url)
+
+    def migration_names(self) -> list[str]:
+        with self.connect() as conn:
+            return [row[0] for row in conn.execute("SELECT name FROM schema_migrations ORDER BY version").fetchall()]
+
+    def clear(self) -> None:
+        """Delete every document and all that hangs on it (the cascade takes the rest)."""
+        with self.transaction() as conn:
+            conn.execute("TRUNCATE documents, document_pages, chunks, doc_references, page_verifications, verification_sentences, chunk_embeddings")
+
+    # -- copies between stores ---------------------------------------------------
+
+    def load_rows(self, table: str, columns: Sequence[str], rows: Iterator[tuple]) -> int:
+        """COPY rows into a table as they are (ids kept: wiki pages cite chunk ids); returns the count."""
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}")
+        count = 0
+        names = ", ".join(columns)
+        with self.connect() as conn, conn.transaction(), conn.cursor() as cursor:
+            with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    count += 1
+            self._advance_sequences(conn)
+        return count
+
+    def row_counts(self) -> dict[str, int]:
+        with self.connect() as conn:
+            return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}
+
+    @staticmethod
+    def _advance_sequences(conn) -> None:
+        for sequence, table in _SEQUENCES:
+            conn.execute(f"SELECT setval('{sequence}', greatest((SELECT coalesce(max(id), 0) FROM {table}), 1))")
+
+    # -- documents -----------------------------------------------------------
+
+    def document_by_path(self, path: str) -> Document | None:
+        with self.connect() as conn:
+            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE path = %s", [path]).fetchone()
+        return _document(row) if row else None
+
+    def documents(self, *, kind: str | None = None) -> list[Document]:
+        with self.connect() as conn:
+            rows = conn.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE %s::text IS NULL OR kind = %s ORDER BY path", [kind, kind]
+            ).fetchall()
+        return [_document(row) for row in rows]
+
+    def source_summaries(self) -> list[tuple[Document, str | None]]:
+        columns = ", ".join(f"source.{column.strip()}" for column in _DOCUMENT_COLUMNS.split(","))
+        with self.connect() as conn:
+            rows = conn.execute(
+                f"""
+                SELECT {columns}, (SELECT min(page.path) FROM documents page WHERE page.kind = 'wiki' AND page.derived_from = source.id)
+                FROM documents source
+                WHERE source.kind = 'source' AND source.status = 'ready'
+                  AND EXISTS (SELECT 1 FROM chunks WHERE chunks.document_id = source.id)
+                ORDER BY source.path
+                """
+            ).fetchall()
+        return [(_document(row[:-1]), row[-1]) for row in rows]
+
+    def begin_document(self, *, path: str, kind: str, size_bytes: int, mtime: float) -> Document:
+        with self.transaction() as conn:
+            row = conn.execute(
+                f"""
+                INSERT INTO documents (kind, path, status, size_bytes, mtime) VALUES (%s, %s, 'processing', %s, %s)
+                ON CONFLICT (path) DO UPDATE SET status = 'processing', updated_at = localtimestamp
+                RETURNING {_DOCUMENT_COLUMNS}
+                """,
+                [kind, path, size_bytes, mtime],
+            ).fetchone()
+        return _document(row)
+
+    def fail_document(self, document_id: int, reason: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE documents SET status = 'failed', error = %s, updated_at = localtimestamp WHERE id = %s", [reason, document_id])
+
+    def replace_content(
+        self,
+        document_id: int,
+        *,
+        content_hash: str,
+        size_bytes: int,
+        mtime: float,
+        parser: str,
+        title: str | None,
+        pages: Sequence[PageText],
+        chunks: Sequence[Chunk],
+        expected_version: int | None = None,
+    ) -> Document:
+        """Swap in a document's pages and chunks and mark it ready, in one transaction.
+
+        With ``expected_version``, an edit based on another version is refused (StoreConflictError).
+        """
+        with self.transaction() as conn:
+            row = conn.execute("SELECT version, path FROM documents WHERE id = %s FOR UPDATE", [document_id]).fetchone()
+            if row is None:
+                msg = f"document {document_id} is gone (withdrawn by another process); nothing was written"
+                raise StoreConflictError(msg)
+            if expected_version is not None and row[0] != expected_version:
+                msg = f"{row[1]}: changed by someone else (version {row[0]}, this edit was based on {expected_version}); reload it and edit again"
+                raise StoreConflictError(msg)
+            self._delete_content(conn, document_id)
+            with conn.cursor() as cursor:
+                with cursor.copy("COPY document_pages (document_id, page_number, text) FROM STDIN") as copy:
+                    for page in pages:
+                        copy.write_row((document_id, page.number, page.text))
+                with cursor.copy("COPY chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) FROM STDIN") as copy:
+                    for seq, chunk in enumerate(chunks):
+                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, chunk.breadcrumb_text, chunk.text))
+            row = conn.execute(
+                f"""
+                UPDATE documents
+                SET status = 'ready', error = NULL, content_hash = %s, size_bytes = %s, mtime = %s,
+                    parser = %s, title = %s, version = version + 1, updated_at = localtimestamp
+                WHERE id = %s
+                RETURNING {_DOCUMENT_COLUMNS}
+                """,
+                [content_hash, size_bytes, mtime, parser, title, document_id],
+            ).fetchone()
+        return _document(row)
+
+    @staticmethod
+    def _delete_content(conn, document_id: int) -> None:
+        conn.execute("DELETE FROM chunks WHERE document_id = %s", [document_id])  # embeddings cascade
+        conn.execute("DELETE FROM document_pages WHERE document_id = %s", [document_id])
+        conn.execute("DELETE FROM page_verifications WHERE page_id = %s", [document_id])  # sentences cascade
+
+    def bulk_load(self, documents: Sequence[tuple[str, str, str, Sequence[PageText], Sequence[Chunk]]]) -> None:
+        with self.transaction() as conn, conn.cursor() as cursor:
+            for path, kind, digest, pages, chunks in documents:
+                document_id = cursor.execute(
+                    "INSERT INTO documents (kind, path, status, content_hash, version, parser) VALUES (%s, %s, 'ready', %s, 1, 'bulk') RETURNING id",
+                    [kind, path, digest],
+                ).fetchone()[0]
+                with cursor.copy("COPY document_pages (document_id, page_number, text) FROM STDIN") as copy:
+                    for page in pages:
+                        copy.write_row((document_id, page.number, page.text))
+                with cursor.copy("COPY chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) FROM STDIN") as copy:
+                    for seq, chunk in enumerate(chunks):
+                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, chunk.breadcrumb_text, chunk.text))
+
+    def mark_ready_unchanged(self, document_id: int, *, mtime: float) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE documents SET status = 'ready', error = NULL, mtime = %s WHERE id = %s", [mtime, document_id])
+
+    def chunks_missing_embeddings(self, model: str) -> list[tuple[int, str]]:
+        with self.connect() as conn:
+            return conn.execute(
+                "SELECT id, text FROM chunks WHERE NOT EXISTS (SELECT 1 FROM chunk_embeddings e WHERE e.chunk_id = chunks.id AND e.model = %s) ORDER BY id",
+                [model],
+            ).fetchall()
+
+    def write_embeddings(self, model: str, chunk_ids: Sequence[int], vectors) -> None:
+        ids = [int(chunk_id) for chunk_id in chunk_ids]
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM chunk_embeddings WHERE model = %s AND chunk_id = ANY(%s)", [model, ids])
+            conn.execute(
+                """
+                INSERT INTO chunk_embeddings (chunk_id, model, vector)
+                SELECT rows.chunk_id, %s, rows.vector::real[]
+                FROM unnest(%s::bigint[], %s::text[]) AS rows (chunk_id, vector)
+                WHERE rows.chunk_id IN (SELECT id FROM chunks)
+                """,
+                [model, ids, ["{" + ",".join(map(repr, map(float, vector))) + "}" for vector in vectors]],
+            )
+
+    def rebuild_search_index(self) -> None:
+        """REINDEX the GIN index (the tsvector column is kept by the server and cannot be behind)."""
+        with self.connect() as conn:
+            conn.execute("REINDEX INDEX chunks_tsv")
+
+    def remove_document(self, path: str) -> bool:
+        """Delete a document and all that hangs on it, in one transaction (the cascade)."""
+        with self.transaction() as conn:
+            return conn.execute("DELETE FROM documents WHERE path = %s RETURNING id", [path]).fetchone() is not None
+
+    def mark_stale(self, document_id: int, reason: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET stale_since = coalesce(stale_since, localtimestamp), stale_reason = %s WHERE id = %s", [reason, document_id]
+            )
+
+    def stale_reason(self, document_id: int) -> str | None:
+        with self.connect() as conn:
+            row = conn.execute("SELECT stale_reason FROM documents WHERE id = %s", [document_id]).fetchone()
+        return row[0] if row else None
+
+    def set_page_references(self, page_id: int, *, cites: Sequence[int], links_to: Sequence[int], derived_from: int | None) -> None:
+        with self.transaction() as conn:
+            conn.execute("SELECT 1 FROM documents WHERE id = %s FOR UPDATE", [page_id])
+            conn.execute("DELETE FROM doc_references WHERE from_id = %s", [page_id])
+            edges = [(page_id, target, "cites") for target in dict.fromkeys(cites)] + [
+                (page_id, target, "links_to") for target in dict.fromkeys(links_to) if target != page_id
+            ]
+            if edges:  # targets withdrawn meanwhile are left out rather than failing the page
+                conn.execute(
+                    "INSERT INTO doc_references SELECT e.from_id, e.to_id, e.kind FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS e (from_id, to_id, kind) "
+                    "WHERE e.to_id IN (SELECT id FROM documents)",
+                    [[edge[0] for edge in edges], [edge[1] for edge in edges], [edge[2] for edge in edges]],
+                )
+            conn.execute("UPDATE documents SET derived_from = %s WHERE id = %s", [derived_from, page_id])
+
+    def references(self, document_id: int) -> list[tuple[str, str]]:
+        with self.connect() as conn:
+            return conn.execute(
+                """
+                SELECT doc_references.kind, documents.path FROM doc_references
+                JOIN documents ON documents.id = doc_references.to_id
+                WHERE doc_references.from_id = %s ORDER BY 1, 2
+                """,
+                [document_id],
+            ).fetchall()
+
+    def save_verification(self, page_id: int, *, body_hash: str, source_hashes: str, model: str, threshold: float, started_at, scores, method: str = "sentence") -> int:
+        """Store a page's verification, replacing the previous one, under a row lock on the page:
+        two reviewers verifying the same page at once leave one verification, not two."""
+        with self.transaction() as conn:
+            if conn.execute("SELECT 1 FROM documents WHERE id = %s FOR UPDATE", [page_id]).fetchone() is None:
+                msg = f"page {page_id} is gone (withdrawn by another process); its verification was not stored"
+                raise StoreConflictError(msg)
+            conn.execute("DELETE FROM page_verifications WHERE page_id = %s", [page_id])
+            verification_id = conn.execute(
+                "INSERT INTO page_verifications (page_id, body_hash, source_hashes, model, threshold, started_at, finished_at, method) "
+                "VALUES (%s, %s, %s, %s, %s, %s, localtimestamp, %s) RETURNING id",
+                [page_id, body_hash, source_hashes, model, threshold, started_at, method],
+            ).fetchone()[0]
+            rows = [
+                (seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
+                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause,
+                 score.score, score.reason, json.dumps(list(score.flagged)))
+                for seq, score in enumerate(scores)
+            ]
+            if rows:
+                columns = [list(column) for column in zip(*rows)]
+                conn.execute(
+                    """
+                    INSERT INTO verification_sentences
+                        (verification_id, seq, sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
+                         excerpt_document_id, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged)
+                    SELECT %s, r.seq, r.sentence, r.start_offset, r.end_offset, r.p_entailment, r.p_contradiction, r.excerpt,
+                           documents.id, r.excerpt_page, r.excerpt_chunk_id, r.weakest_clause, r.score, r.reason, r.flagged
+                    FROM unnest(%s::int[], %s::text[], %s::int[], %s::int[], %s::float8[], %s::float8[], %s::text[], %s::text[],
+                                %s::int[], %s::bigint[], %s::text[], %s::float8[], %s::text[], %s::text[])
+                         AS r (seq, sentence, start_offset, end_offset, p_entailment, p_contradiction, excerpt, excerpt_path,
+                               excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged)
+                    LEFT JOIN documents ON documents.path = r.excerpt_path
+                    """,
+                    [verification_id, *columns],
+                )
+        return verification_id
+
+    def latest_verification(self, page_id: int) -> tuple[dict, list[dict]] | None:
+        with self.connect() as conn:
+            header = conn.execute(
+                "SELECT id, body_hash, source_hashes, model, threshold, started_at, finished_at, method FROM page_verifications WHERE page_id = %s ORDER BY id DESC LIMIT 1",
+                [page_id],
+            ).fetchone()
+            if header is None:
+                return None
+            rows = conn.execute(
+                """
+                SELECT sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
+                       documents.path, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged
+                FROM verification_sentences LEFT JOIN documents ON documents.id = verification_sentences.excerpt_document_id
+                WHERE verification_id = %s ORDER BY seq
+                """,
+                [header[0]],
+            ).fetchall()
+        keys = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at", "method")
+        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id",
+                         "weakest_clause", "score", "reason", "flagged")
+        sentences = [dict(zip(sentence_keys, row)) for row in rows]
+        for sentence in sentences:
+            sentence["flagged"] = tuple(json.loads(sentence["flagged"])) if sentence["flagged"] else ()
+        return dict(zip(keys, header)), sentences
+
+    def citation_targets(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
+        if not chunk_ids:
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute(
+                """
+                SELECT chunks.id, documents.path, chunks.page_number, chunks.breadcrumb
+                FROM chunks JOIN documents ON documents.id = chunks.document_id
+                WHERE chunks.id = ANY(%s)
+                """,
+                [[int(chunk_id) for chunk_id in chunk_ids]],
+            ).fetchall()
+        return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        if not chunk_ids:
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute("SELECT id, text FROM chunks WHERE id = ANY(%s)", [[int(chunk_id) for chunk_id in chunk_ids]]).fetchall()
+        return dict(rows)
+
+    def chunks(self, document_id: int) -> list[Chunk]:
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT id, document_id, page_number, start_offset, end_offset, token_count, breadcrumb, text FROM chunks WHERE document_id = %s ORDER BY seq",
+                [document_id],
+            ).fetchall()
+        return [
+            Chunk(id=row[0], document_id=row[1], page_number=row[2], start=row[3], end=row[4], token_count=row[5],
+                  breadcrumb=tuple(part for part in row[6].split(" > ") if part), text=row[7])
+            for row in rows
+        ]
+
+    def pages(self, document_id: int) -> list[PageText]:
+        with self.connect() as conn:
+            rows = conn.execute("SELECT page_number, text FROM document_pages WHERE document_id = %s ORDER BY page_number", [document_id]).fetchall()
+        return [PageText(number=row[0], text=row[1]) for row in rows]
+
+    def status_counts(self):
+        from llmwiki.store import StatusCount
+
+        with self.connect() as conn:
+            rows = conn.execute("SELECT kind, status, count(*) FROM documents GROUP BY kind, status ORDER BY kind, status").fetchall()
+        return [StatusCount(*row) for row in rows]
+
+    def totals(self) -> dict[str, int]:
+        with self.connect() as conn:
+            documents, pages, chunks, tokens = conn.execute(
+                """
+                SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM document_pages),
+                       (SELECT count(*) FROM chunks), (SELECT coalesce(sum(token_count), 0) FROM chunks)
+                """
+            ).fetchone()
+        return {"documents": documents, "pages": pages, "chunks": chunks, "tokens": int(tokens)}
+
+    # -- search, in the server ------------------------------------------------
+
+    def search_chunks(self, query: str, *, scope: str, limit: int, mode: str = "auto", preview_chars: int = 400,
+                      ranking: str = "bm25") -> ServerSearchResult:
+        """All terms first (``websearch_to_tsquery``), any term when no chunk in scope has them all.
+
+        BM25 (k1 = 1.2, b = 0.75, idf = ln(1 + (N - df + 0.5) / (df + 0.5))) over the searchable chunks,
+        term frequencies read from the stored tsvector, lengths in lexeme occurrences; or ``ts_rank_cd``.
+        """
+        scope_sql = _scope_condition(scope)
+        with self.connect() as conn:
+            terms = [row[0] for row in conn.execute(
+                "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY lexeme", [query]
+            ).fetchall()]
+            total = conn.execute(
+                f"SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.status <> 'failed' AND {scope_sql}"
+            ).fetchone()[0]
+            if not terms:
+                return ServerSearchResult((), (), 0, total, 0, False, 0)
+            strict_query = "websearch_to_tsquery('english', %(query)s)"
+            any_query = "to_tsquery('simple', %(any)s)"
+            parameters = {"query": query, "any": " | ".join(_quoted_lexeme(term) for term in terms), "terms": terms,
+                          "limit": limit, "preview": preview_chars + 1, "k1": K1, "b": B}
+            matched = f"SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.status <> 'failed' AND {scope_sql} AND c.tsv @@ "
+            strict_count = conn.execute(matched + strict_query, parameters).fetchone()[0] if mode != "any" else 0
+            widened = mode == "any" or (mode == "auto" and strict_count == 0)
+            matched_count = conn.execute(matched + any_query, parameters).fetchone()[0] if widened else strict_count
+            ranked = []
+            if limit > 0 and matched_count:
+                ranked = self._ranked(conn, scope_sql, any_query if widened else strict_query, parameters, limit, ranking)
+            filled = 0
+            if mode == "auto" and not widened and len(ranked) < limit:
+                chosen = {row[0] for row in ranked}
+                extra = [row for row in self._ranked(conn, scope_sql, f"{any_query} AND NOT c.tsv @@ {strict_query}", parameters, limit, ranking)
+                         if row[0] not in chosen][: limit - len(ranked)]
+                filled = len(extra)
+                ranked += extra
+            hits = tuple(ServerHit(*row) for row in ranked)
+        return ServerSearchResult(tuple(terms), hits, matched_count, total, strict_count, widened, filled)
+
+    @staticmethod
+    def _ranked(conn, scope_sql: str, match_sql: str, parameters: dict, limit: int, ranking: str) -> list[tuple]:
+        display = (
+            "c.id, c.document_id, d.path, d.title, d.kind = 'wiki', c.page_number, c.breadcrumb, {score}, "
+            "left(regexp_replace(c.text, '\\s+', ' ', 'g'), %(preview)s), d.stale_since IS NOT NULL"
+        )
+        if ranking == "ts_rank_cd":
+            sql = f"""
+                SELECT {display.format(score="ts_rank_cd(c.tsv, to_tsquery('simple', %(any)s))::float8 AS score")}
+                FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE d.status <> 'failed' AND {scope_sql} AND c.tsv @@ {match_sql}
+                ORDER BY score DESC, c.id LIMIT %(limit)s
+            """
+            return conn.execute(sql, parameters).fetchall()
+        # BM25: N and the average length over searchable chunks; df per query term from the GIN index.
+        sql = f"""
+            WITH stats AS (
+                SELECT count(*)::float8 AS n, greatest(avg(c.token_count), 1e-9)::float8 AS average_length
+                FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.status <> 'failed'
+            ),
+            terms AS (
+                SELECT t.term, ln(1 + (stats.n - f.df + 0.5) / (f.df + 0.5)) AS idf
+                FROM unnest(%(terms)s::text[]) AS t (term), stats,
+                     LATERAL (SELECT count(*)::float8 AS df FROM chunks c JOIN documents d ON d.id = c.document_id
+                              WHERE d.status <> 'failed' AND c.tsv @@ quote_literal(t.term)::tsquery) AS f
+            ),
+            candidates AS (
+                SELECT c.id, c.tsv, c.token_count FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE d.status <> 'failed' AND {scope_sql} AND c.tsv @@ {match_sql}
+            ),
+            scored AS (
+                SELECT candidates.id,
+                       sum(terms.idf * tf * (%(k1)s + 1) / (tf + %(k1)s * (1 - %(b)s + %(b)s * candidates.token_count / stats.average_length))) AS score
+                FROM candidates, stats,
+                     LATERAL (SELECT lexeme, cardinality(positions)::float8 AS tf FROM unnest(candidates.tsv)) AS entry
+                     JOIN terms ON terms.term = entry.lexeme
+                GROUP BY candidates.id
+                ORDER BY score DESC, candidates.id LIMIT %(limit)s
+            )
+            SELECT {display.format(score="scored.score")}
+            FROM scored JOIN chunks c ON c.id = scored.id JOIN documents d ON d.id = c.document_id
+            ORDER BY scored.score DESC, c.id
+        """
+        return conn.execute(sql, parameters).fetchall()
+
+    def term_document_counts(self, words: Sequence[str]) -> dict[str, int | None]:
+        """{word: searchable chunks holding it (through the english analyzer)}; None for a word the analyzer drops."""
+        with self.connect() as conn:
+            rows = conn.execute(
+                """
+                SELECT w, CASE WHEN numnode(plainto_tsquery('english', w)) = 0 THEN NULL ELSE
+                       (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
+                        WHERE d.status <> 'failed' AND c.tsv @@ plainto_tsquery('english', w)) END
+                FROM unnest(%s::text[]) AS w
+                """,
+                [list(words)],
+            ).fetchall()
+        return dict(rows)
+
+    def lexeme_document_counts(self, lexemes: Sequence[str]) -> dict[str, int]:
+        """{lexeme: searchable chunks holding it} for the lexemes some chunk holds."""
+        if not lexemes:
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute(
+                """
+                SELECT l, (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
+                           WHERE d.status <> 'failed' AND c.tsv @@ quote_literal(l)::tsquery) AS frequency
+                FROM unnest(%s::text[]) AS l
+                """,
+                [list(lexemes)],
+            ).fetchall()
+        return {lexeme: count for lexeme, count in rows if count}
+
+    def searchable_count(self) -> int:
+        with self.connect() as conn:
+            return conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.status <> 'failed'").fetchone()[0]
+
+
+def _quoted_lexeme(term: str) -> str:
+    return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
