@@ -126,8 +126,11 @@ CREATE TABLE verification_sentences (
 CREATE INDEX verification_sentences_verification ON verification_sentences (verification_id);
 """
 # The search index: a stored tsvector under GIN, kept by PostgreSQL itself in every write's transaction.
-_M002 = """
-ALTER TABLE chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED;
+# Thousands separators go first ("1,234" -> "1234"), as in the DuckDB store's analyzer.
+_M002 = r"""
+ALTER TABLE chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+    to_tsvector('english', regexp_replace(regexp_replace(text, '(\d),(\d{3})', '\1\2', 'g'), '(\d),(\d{3})', '\1\2', 'g'))
+) STORED;
 CREATE INDEX chunks_tsv ON chunks USING gin (tsv);
 """
 _M003 = """
@@ -420,10 +423,10 @@ class PostgresStore:
             with conn.cursor() as cursor:
                 with cursor.copy("COPY document_pages (document_id, page_number, text) FROM STDIN") as copy:
                     for page in pages:
-                        copy.write_row((document_id, page.number, page.text))
+                        copy.write_row((document_id, page.number, _text(page.text)))
                 with cursor.copy("COPY chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) FROM STDIN") as copy:
                     for seq, chunk in enumerate(chunks):
-                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, chunk.breadcrumb_text, chunk.text))
+                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, _text(chunk.breadcrumb_text), _text(chunk.text)))
             row = conn.execute(
                 f"""
                 UPDATE documents
@@ -451,10 +454,10 @@ class PostgresStore:
                 ).fetchone()[0]
                 with cursor.copy("COPY document_pages (document_id, page_number, text) FROM STDIN") as copy:
                     for page in pages:
-                        copy.write_row((document_id, page.number, page.text))
+                        copy.write_row((document_id, page.number, _text(page.text)))
                 with cursor.copy("COPY chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) FROM STDIN") as copy:
                     for seq, chunk in enumerate(chunks):
-                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, chunk.breadcrumb_text, chunk.text))
+                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, _text(chunk.breadcrumb_text), _text(chunk.text)))
 
     def mark_ready_unchanged(self, document_id: int, *, mtime: float) -> None:
         with self.transaction() as conn:
@@ -763,6 +766,11 @@ class PostgresStore:
     def searchable_count(self) -> int:
         with self.connect() as conn:
             return conn.execute("SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.status <> 'failed'").fetchone()[0]
+
+
+def _text(text: str) -> str:
+    """PostgreSQL's text cannot hold NUL; the DuckDB store keeps such a character, here it becomes U+FFFD."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
 
 
 def _quoted_lexeme(term: str) -> str:

@@ -553,7 +553,7 @@ class ServerSearch:
             msg = f"unknown search scope {scope!r}; use one of {', '.join(SCOPES)}"
             raise ValueError(msg)
         limit = max(int(limit), 0)
-        found = self.store.search_chunks((query or "")[:MAX_QUERY_CHARS], scope=scope, limit=limit, mode=mode,
+        found = self.store.search_chunks(self._prepared(query), scope=scope, limit=limit, mode=mode,
                                          preview_chars=preview_chars, ranking=ranking)
         hits = tuple(
             Hit(chunk_id=hit.chunk_id, document_id=hit.document_id, path=hit.path, title=hit.title, kind="wiki" if hit.is_wiki else "source",
@@ -566,6 +566,15 @@ class ServerSearch:
             widened=found.widened and len(found.terms) > 1 and mode == "auto" and found.matched_count > 0,
             filled=min(found.filled, max(limit - found.strict_count, 0)),
         )
+
+
+    def _prepared(self, query: str) -> str:
+        """The query as the server should read it: thousands separators dropped and this package's stopwords
+        taken out (its list is longer than PostgreSQL's), so both stores find the same searchable terms;
+        quotes and minus signs stay for ``websearch_to_tsquery``."""
+        text = _THOUSANDS.sub(r"\1\2", _THOUSANDS.sub(r"\1\2", (query or "")[:MAX_QUERY_CHARS].replace("\x00", " ")))
+        stopwords = self.stopwords
+        return _WORDS.sub(lambda match: " " if match.group().lower() in stopwords else match.group(), text)
 
 
 def _fts_stopwords() -> frozenset[str]:

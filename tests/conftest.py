@@ -19,11 +19,75 @@ def _isolated_environment(monkeypatch):
     monkeypatch.delenv("LLMWIKI_WORKSPACE", raising=False)
 
 
+# Test modules whose workspaces run on both stores: every test of theirs that uses a workspace runs once
+# on the embedded DuckDB store and once on a PostgreSQL database of a throwaway server on loopback
+# (skipped, saying why, where PostgreSQL is not installed; .ci/run installs it). A test about something
+# only one store has is marked `duckdb_only` (files, snapshots, damage) or asks for `postgres_url`.
+BOTH_STORES = {"test_store", "test_search", "test_ingest", "test_answer", "test_verify", "test_maintain", "test_select", "test_postgres"}
+_WORKSPACE_FIXTURES = {"workspace", "wiki", "reef", "corpus", "store_kind"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "duckdb_only: tests something only the embedded DuckDB store has (a file, snapshots, damage)")
+
+
+def pytest_generate_tests(metafunc):
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if module in BOTH_STORES and _WORKSPACE_FIXTURES & set(metafunc.fixturenames) and not metafunc.definition.get_closest_marker("duckdb_only"):
+        metafunc.parametrize("store_kind", ["duckdb", "postgresql"], indirect=True)
+
+
 @pytest.fixture
-def workspace(tmp_path):
+def store_kind(request):
+    return getattr(request, "param", "duckdb")
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL server for the session (skipped, saying why, when it cannot start)."""
+    from llmwiki.pgserver import ServerUnavailable, start_cluster
+
+    try:
+        cluster = start_cluster(max_connections=300)
+    except ServerUnavailable as err:
+        pytest.skip(f"PostgreSQL is not available here ({err}); .ci/run installs it")
+    yield cluster
+    from llmwiki.pgstore import PostgresStore
+
+    PostgresStore.close_pools()
+    cluster.stop()
+
+
+_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster):
+    """A new empty database on the session's server; its pooled connections are closed after the test."""
+    from llmwiki.pgstore import PostgresStore
+
+    url = postgres_cluster.create_database(f"test_{next(_databases)}")
+    yield url
+    PostgresStore.close_pools()
+
+
+def point_at(root: Path, url: str) -> None:
+    """Write `[store] url` into a workspace's wiki_config.toml."""
+    config = root / "wiki_config.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("[store]\n", f'[store]\nurl = "{url}"\n', 1), encoding="utf-8")
+
+
+@pytest.fixture
+def workspace(tmp_path, store_kind, request):
     from llmwiki.workspace import Workspace
 
-    return Workspace.init(tmp_path / "ws")
+    root = tmp_path / "ws"
+    made = Workspace.init(root)
+    if store_kind == "duckdb":
+        return made
+    point_at(root, request.getfixturevalue("postgres_url"))
+    return Workspace.open(root)
 
 
 @pytest.fixture(scope="session")

@@ -99,6 +99,7 @@ def test_failed_documents_are_never_returned(corpus, count_tokens):
     assert result.total_count == 4
 
 
+@pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
 def test_an_insert_is_seen_by_the_next_search(corpus, count_tokens):
     index = SearchIndex.for_store(corpus.store)
     assert search(corpus, "narwhal").case == "no_match"
@@ -125,6 +126,7 @@ def test_hits_carry_page_breadcrumb_chunk_id_and_a_bounded_preview(corpus):
     assert len(preview) <= 400 and preview.endswith("…")
 
 
+@pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
 def test_ranking_matches_duckdb_match_bm25(workspace, count_tokens):
     """Same analyzer, same formula: our scores are DuckDB's times ln(10).
 
@@ -172,6 +174,7 @@ def test_odd_queries_get_a_readout_not_an_error(corpus, query):
         assert conn.execute("SELECT count(*) FROM chunks").fetchone()[0] == 5  # nothing was harmed
 
 
+@pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cn")), max_size=200))
 def test_python_query_analyzer_matches_the_sql_index_analyzer(workspace, text):
@@ -191,6 +194,7 @@ def test_python_query_analyzer_matches_the_sql_index_analyzer(workspace, text):
         assert analyze_query(text, search_stopwords(conn)) == analyze_sql(conn, text)
 
 
+@pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
 def test_incremental_refresh_scores_like_a_fresh_load(corpus, count_tokens):
     warm = SearchIndex.for_store(corpus.store)
     search(corpus, "otters")  # load the in-memory copy
@@ -226,6 +230,7 @@ class WordHashEmbedder:
         return vectors / np.where(norms == 0, 1, norms)
 
 
+@pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
 def test_hybrid_fuses_embeddings_and_says_so(corpus, count_tokens):
     from llmwiki.embeddings import embed_missing
 
@@ -247,6 +252,7 @@ def test_hybrid_fuses_embeddings_and_says_so(corpus, count_tokens):
     assert embed_missing(corpus.store, embedder) == 0  # nothing left to embed
 
 
+@pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
 def test_real_minilm_embedder_loads_offline_and_ranks_a_paraphrase(workspace, count_tokens):
     from llmwiki.embeddings import SentenceTransformerEmbedder, embed_missing
 
