@@ -516,6 +516,25 @@ def reindex(workspace_path: str | None) -> None:
     console.print(f"Search index rebuilt: {workspace.store.totals()['chunks']} chunks.")
 
 
+@cli.group("store")
+def store_group() -> None:
+    """The workspace's store: move it to a PostgreSQL server."""
+
+
+@store_group.command("migrate")
+@click.option("--to", "url", required=True, metavar="postgresql://USER@HOST:PORT/DATABASE",
+              help="An empty PostgreSQL database (password from PGPASSWORD or ~/.pgpass, never in the url).")
+@workspace_option
+def store_migrate(url: str, workspace_path: str | None) -> None:
+    """Copy this workspace's embedded store into PostgreSQL, check every count, and point wiki_config.toml at it."""
+    from llmwiki.maintain import move_store
+
+    workspace = _workspace(workspace_path)
+    with console.status("Copying the store…") as status:
+        moved = move_store(workspace, url, on_table=lambda table: status.update(f"Copying {table.replace('_', ' ')}…"))
+    console.print(moved.summary(), highlight=False, markup=False)
+
+
 @cli.command("datasets")
 @click.argument("category", required=False)
 @workspace_option

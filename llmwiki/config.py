@@ -211,6 +211,29 @@ max_pairs = 2000       # sentence pairs the NLI model scores per run (most word 
 """
 
 
+def set_store_url(path: Path, url: str | None) -> None:
+    """Point a wiki_config.toml at a store: ``[store] url`` set (or removed with None), every other line kept."""
+    StoreConfig(url=url)  # the same checks as reading it
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    section, start, found = None, None, None
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped
+            if section == "[store]":
+                start = number
+        elif section == "[store]" and stripped.split("=", 1)[0].strip() == "url":
+            found = number
+    setting = [f'url = "{url}"'] if url else []
+    if found is not None:
+        lines[found:found + 1] = setting
+    elif start is not None:
+        lines[start + 1:start + 1] = setting
+    elif url:
+        lines += ["", "[store]", *setting]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def load_config(path: Path) -> WikiConfig:
     """Read and validate a wiki_config.toml; a missing file gives the defaults."""
     if not path.exists():

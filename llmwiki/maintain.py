@@ -268,3 +268,51 @@ def consistency_problems(workspace: Workspace) -> list[str]:
     if history.is_repository(root):
         problems += [f"{path}: changed but not committed" for path in history.changed_since_head(root) if path.startswith("wiki/")]
     return problems
+
+
+# -- moving the store to a PostgreSQL server -----------------------------------------
+
+
+@dataclass(frozen=True)
+class StoreMove:
+    url: str
+    counts: dict[str, int]
+    kept: Path  # the embedded store, left where it was
+
+    def summary(self) -> str:
+        rows = ", ".join(f"{count} {table.replace('_', ' ')}" for table, count in self.counts.items())
+        return (
+            f"Moved the store to {self.url}: {rows} (every count checked).\n"
+            f"wiki_config.toml now says [store] url = \"{self.url}\"; the embedded store stays at {self.kept} "
+            "(delete it once you no longer need to go back: remove the url line to use it again)."
+        )
+
+
+def move_store(workspace: Workspace, url: str, *, on_table=None) -> StoreMove:
+    """Copy the workspace's embedded store into an empty PostgreSQL database (documents, pages, chunks,
+    references, verifications, embeddings; ids kept, so citations hold), check every count, and point
+    wiki_config.toml at it. Nothing is written to the config unless every count agrees."""
+    from llmwiki.config import CONFIG_FILENAME, StoreConfig, set_store_url
+    from llmwiki.pgstore import TABLES, PostgresStore
+
+    try:
+        StoreConfig(url=url)
+    except ValueError as err:
+        raise MaintenanceError(f"{url}: {err.errors()[0]['msg'].removeprefix('Value error, ')}.") from None
+    source = workspace.store
+    if not source.local:
+        raise MaintenanceError(f"{workspace.root}: its store is already on a server ({source.path}).")
+    target = PostgresStore(url, lock_timeout_s=workspace.config.store.lock_timeout_s)
+    with workspace.write_lock():
+        expected = source.row_counts()
+        copied = target.load_tables([(table, *source.table_rows(table)) for table in TABLES], on_table=on_table)
+        found = target.row_counts()
+        wrong = {table: (expected[table], found[table]) for table in TABLES if not expected[table] == copied[table] == found[table]}
+        if wrong:
+            target.clear()
+            problems = ", ".join(f"{table}: {want} in the workspace, {got} on the server" for table, (want, got) in wrong.items())
+            raise MaintenanceError(f"{url}: the copy does not match ({problems}); the server's copy was emptied and the workspace still uses its own store.")
+        set_store_url(workspace.root / CONFIG_FILENAME, url)
+        if history.is_repository(workspace.root):
+            history.commit(workspace.root, f"store: moved to {url}", [CONFIG_FILENAME])
+    return StoreMove(url, found, source.path)

@@ -327,19 +327,31 @@ class PostgresStore:
 
     # -- copies between stores ---------------------------------------------------
 
-    def load_rows(self, table: str, columns: Sequence[str], rows: Iterator[tuple]) -> int:
-        """COPY rows into a table as they are (ids kept: wiki pages cite chunk ids); returns the count."""
-        if table not in TABLES:
-            raise ValueError(f"unknown table {table!r}")
-        count = 0
-        names = ", ".join(columns)
-        with self.connect() as conn, conn.transaction(), conn.cursor() as cursor:
-            with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-                    count += 1
+    def load_tables(self, tables: Sequence[tuple[str, Sequence[str], Iterator[tuple]]], *, on_table=None) -> dict[str, int]:
+        """COPY (table, column names, rows) into an empty store in one transaction, ids kept (wiki pages
+        cite chunk ids); returns rows per table. A store that already holds documents is refused."""
+        counts = {}
+        with self.transaction() as conn, conn.cursor() as cursor:
+            held = cursor.execute("SELECT count(*) FROM documents").fetchone()[0]
+            if held:
+                msg = f"{self.url}: already holds {held} documents; move a workspace's store only into an empty database"
+                raise StoreError(msg)
+            for table, columns, rows in tables:
+                if table not in TABLES:
+                    raise ValueError(f"unknown table {table!r}")
+                if on_table is not None:
+                    on_table(table)
+                texts = [index for index, column in enumerate(columns) if column in ("text", "sentence", "best_excerpt", "breadcrumb")]
+                count = 0
+                with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                    for row in rows:
+                        if texts:
+                            row = tuple(_text(value) if index in texts and value is not None else value for index, value in enumerate(row))
+                        copy.write_row(row)
+                        count += 1
+                counts[table] = count
             self._advance_sequences(conn)
-        return count
+        return counts
 
     def row_counts(self) -> dict[str, int]:
         with self.connect() as conn:
