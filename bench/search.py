@@ -1,6 +1,6 @@
 """Search benchmark on Cranfield-1400, beside reference BM25 engines in the same run.
 
-    python bench/search.py [--data ../shared/data/cranfield] [--latency-chunks 100000] [--no-hybrid]
+    python bench/search.py [--data ../shared/data/cranfield] [--latency-chunks 100000] [--no-hybrid] [--no-postgres]
 
 Quality (225 queries, graded judgments; gain = 5 - grade, grade -1 = 0):
 nDCG@10, MAP and recall@100 of
@@ -10,6 +10,9 @@ nDCG@10, MAP and recall@100 of
   - DuckDB match_bm25 (the fts extension, its defaults, disjunctive)
   - bm25s (PyStemmer English, its English stopwords)
   - SQLite FTS5 (porter unicode61; each word quoted, joined with OR; bm25())
+  - llmwiki on PostgreSQL (``[store] url``): the same product search run in the
+    server, ranked by BM25 in SQL and by ts_rank_cd (a throwaway server on
+    loopback; skipped, saying why, where PostgreSQL is not installed)
 An ablation row shows what keeping digits searchable costs on Cranfield.
 Latency (p50/p95 over the 225 queries) on a corpus of --latency-chunks chunks
 built from Cranfield sentences, the index build time of each engine, and the
@@ -186,6 +189,48 @@ def llmwiki_engine(store: Store, mode: str):
     return query, index
 
 
+def build_postgres_store(url: str, texts: dict[str, str], *, chunks_per_document: int = 1):
+    """The same documents as build_store, in a PostgreSQL store; (store, seconds)."""
+    from llmwiki.pgstore import PostgresStore
+
+    store = PostgresStore(url, lock_timeout_s=60)
+    items = list(texts.items())
+    documents = []
+    for first in range(0, len(items), chunks_per_document):
+        group = items[first:first + chunks_per_document]
+        chunks, position = [], 0
+        for _, text in group:
+            chunks.append(Chunk(page_number=1, start=position, end=position + len(text), text=text, token_count=len(text.split())))
+            position += len(text) + 2
+        path = group[0][0] if chunks_per_document == 1 else f"doc{first // chunks_per_document:05d}.md"
+        documents.append((path, "source", f"h{first}", [PageText(1, "\n\n".join(text for _, text in group))], chunks))
+    started = time.perf_counter()
+    store.bulk_load(documents)
+    return store, time.perf_counter() - started
+
+
+def postgres_engine(store, ranking: str):
+    from llmwiki.search import ServerSearch
+
+    index = ServerSearch(store)
+
+    def query(text: str, limit: int) -> list[str]:
+        return [hit.path for hit in index.search(text, limit=limit, ranking=ranking).hits]
+
+    return query
+
+
+def start_postgres():
+    """A throwaway server, or None (saying why) when PostgreSQL is not installed here."""
+    from llmwiki.pgserver import ServerUnavailable, start_cluster
+
+    try:
+        return start_cluster()
+    except ServerUnavailable as err:
+        print(f"PostgreSQL rows skipped: {err}")
+        return None
+
+
 def timed(query, queries: list[str], limit: int = 10) -> tuple[float, float]:
     durations = []
     for text in queries:
@@ -211,12 +256,25 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cranfield")
     parser.add_argument("--latency-chunks", type=int, default=100_000)
     parser.add_argument("--no-hybrid", action="store_true")
+    parser.add_argument("--no-postgres", action="store_true", help="leave out the PostgreSQL store's rows")
     args = parser.parse_args()
     if not (args.data / "cran.all.1400").is_file():
         sys.exit(f"{args.data}: Cranfield is absent (it lives in ../shared/data, see its README)")
     texts, queries, judgments = load_cranfield(args.data)
     stopwords = set(fts_english_stopwords())
     print(f"Cranfield: {len(texts)} documents, {len(queries)} queries")
+    cluster = None if args.no_postgres else start_postgres()
+    try:
+        run(args, texts, queries, judgments, stopwords, cluster)
+    finally:
+        if cluster is not None:
+            from llmwiki.pgstore import PostgresStore
+
+            PostgresStore.close_pools()
+            cluster.stop()
+
+
+def run(args, texts, queries, judgments, stopwords, cluster) -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         store, _ = build_store(Path(scratch) / "quality", {str(doc_id): text for doc_id, text in texts.items()})
@@ -231,6 +289,10 @@ def main() -> None:
         # numbers searchable ("1911", "t1", "1,234") costs on this collection.
         digitless, _ = build_store(Path(scratch) / "digitless", {str(doc_id): re.sub(r"[0-9]", " ", text) for doc_id, text in texts.items()})
         engines["ablation: llmwiki any term, digits removed"] = llmwiki_engine(digitless, "any")[0]
+        if cluster is not None:
+            server_store, _ = build_postgres_store(cluster.create_database("quality"), {str(doc_id): text for doc_id, text in texts.items()})
+            engines["llmwiki on PostgreSQL (product, BM25 in SQL)"] = postgres_engine(server_store, "bm25")
+            engines["llmwiki on PostgreSQL (product, ts_rank_cd)"] = postgres_engine(server_store, "ts_rank_cd")
         rankings = {name: [[int(path) for path in engine(query, 100)] for query in queries] for name, engine in engines.items()}
         strict_found = sum(1 for query in queries if not SearchIndex(store).search(query, limit=1, mode="all").hits)
         if not args.no_hybrid:
@@ -253,6 +315,10 @@ def main() -> None:
         ndcg, mean_ap, recall = evaluate(ranking, judgments)
         print(f"{name:<42}{ndcg:>9.3f}{mean_ap:>8.3f}{recall:>8.3f}{ndcg / reference[0]:>10.3f}")
     print(f"queries with no chunk holding every term (product search widens): {strict_found} of {len(queries)}")
+    if cluster is not None:
+        product = evaluate(rankings["llmwiki BM25 (product: all, then filled)"], judgments)[0]
+        server = evaluate(rankings["llmwiki on PostgreSQL (product, BM25 in SQL)"], judgments)[0]
+        print(f"PostgreSQL product search nDCG@10 / DuckDB product search: {server / product:.3f} (within 3%: {abs(server / product - 1) <= 0.03})")
     if not args.no_hybrid:
         print(
             f"hybrid cost: MiniLM embedded {encoded} chunks in {encode_seconds:.1f} s ({encoded / encode_seconds:.0f}/s) on this CPU; "
@@ -282,6 +348,11 @@ def main() -> None:
             "bm25s": (timed(bm25s_query, queries), bm25s_build),
             "DuckDB match_bm25 (first 30 queries)": (timed(duck, queries[:30]), duck_build),
         }
+        if cluster is not None:
+            server_store, server_build = build_postgres_store(cluster.create_database("latency"), corpus, chunks_per_document=100)
+            server_query = postgres_engine(server_store, "bm25")
+            server_query("warm up", 10)
+            results["llmwiki on PostgreSQL (product, BM25)"] = (timed(server_query, queries), server_build)
         fts5_p50 = results["SQLite FTS5 (OR, stopwords removed)"][0][0]
         print(f"{'engine':<40}{'p50 ms':>9}{'p95 ms':>9}{'p50/FTS5':>10}{'build s':>9}")
         for name, ((p50, p95), build) in results.items():
