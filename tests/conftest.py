@@ -50,6 +50,8 @@ def postgres_cluster():
     try:
         cluster = start_cluster(max_connections=300)
     except ServerUnavailable as err:
+        if os.environ.get("LLMWIKI_REQUIRE_POSTGRES"):  # CI: a missing server is a failure, not a skip
+            pytest.fail(f"PostgreSQL is required (LLMWIKI_REQUIRE_POSTGRES) but cannot start: {err}")
         pytest.skip(f"PostgreSQL is not available here ({err}); .ci/run installs it")
     yield cluster
     from llmwiki.pgstore import PostgresStore
