@@ -110,7 +110,7 @@ def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) ->
                 report.affected_sentences[page] = [s.sentence for s in stored.sentences if s.excerpt_path == relative]
         store = workspace.store
         reason = f"source {relative} was withdrawn"
-        with store.session():
+        with store.session(), store.transaction():  # the cascade and the stale marks: one transaction
             store.remove_document(relative)
             for page in stale:
                 document = store.document_by_path(page)

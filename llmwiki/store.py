@@ -299,6 +299,7 @@ class Store:
     local = True  # a file of this workspace's own: snapshots at commits, rebuilds from its files
     server_search = False  # searched through an in-process copy of the postings (llmwiki.search)
     _sessions = threading.local()  # per thread: store path -> the session's connection
+    _open_transactions = threading.local()  # per thread: ids of connections inside BEGIN
 
     def __init__(self, path: Path | str, *, lock_timeout_s: float = 30.0) -> None:
         self.path = Path(path)
@@ -399,15 +400,26 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection inside BEGIN/COMMIT; any exception rolls everything back."""
+        """A connection inside BEGIN/COMMIT; any exception rolls everything back.
+
+        Inside another transaction on the same connection (a caller grouping several store writes
+        into one, e.g. a withdrawal's cascade), it joins that one.
+        """
         with self.connect() as conn:
+            if id(conn) in Store._open_transactions.__dict__:
+                yield conn
+                return
             conn.execute("BEGIN TRANSACTION")
+            Store._open_transactions.__dict__[id(conn)] = True
             try:
                 yield conn
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            else:
+                conn.execute("COMMIT")
+            finally:
+                Store._open_transactions.__dict__.pop(id(conn), None)
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file (after a batch of writes)."""

@@ -105,3 +105,19 @@ def test_edit_keeps_frontmatter_and_refuses_a_stale_version(reef):
     (workspace.root / page).unlink()
     with pytest.raises(MaintenanceError, match="deleted meanwhile"):
         save_page(workspace, page, "x", expected_version=new_version)
+
+
+def test_a_withdrawal_that_fails_midway_leaves_the_store_as_it_was(reef, monkeypatch):
+    store_class = type(reef.store)
+    before = sorted((document.path, document.stale_since) for document in reef.store.documents())
+
+    def broken(self, document_id, reason):
+        raise RuntimeError("the server went away")
+
+    monkeypatch.setattr(store_class, "mark_stale", broken)
+    with pytest.raises(RuntimeError, match="went away"):
+        withdraw(reef, "sources/a.md")
+    assert sorted((document.path, document.stale_since) for document in reef.store.documents()) == before  # the removal was undone too
+    monkeypatch.undo()  # control: the same withdrawal goes through
+    report = withdraw(reef, "sources/a.md")
+    assert report.stale_pages and reef.store.document_by_path("sources/a.md") is None
