@@ -180,3 +180,40 @@ def test_an_existing_workspace_moves_to_postgresql_with_every_count_equal(wiki, 
     again = CliRunner().invoke(cli, ["store", "migrate", "--to", postgres_url, "-w", str(wiki.root)])
     assert again.exit_code != 0
     assert moved.store.row_counts() == before
+
+
+# What only the embedded store offers: whole-file copies and loads (snapshots) and reading its tables out.
+DUCKDB_ONLY = {"copy_to", "load_from", "migrations_in", "table_rows"}
+
+
+def missing_operations(reference: type, other: type, *, leave=frozenset()) -> list[str]:
+    """Public methods of reference that other lacks or takes other parameters for (other may add keyword-only ones)."""
+    import inspect
+
+    problems = []
+    for name, member in inspect.getmembers(reference):
+        if name.startswith("_") or name in leave or not callable(member):
+            continue
+        theirs = getattr(other, name, None)
+        if theirs is None:
+            problems.append(f"{name}: missing")
+            continue
+        ours = [p for p in inspect.signature(member).parameters.values() if p.kind is not p.KEYWORD_ONLY or p.default is p.empty]
+        their_parameters = inspect.signature(theirs).parameters
+        if any(p.name not in their_parameters for p in ours):
+            problems.append(f"{name}: other parameters")
+    return problems
+
+
+def test_both_stores_offer_the_same_operations():
+    from llmwiki.pgstore import PostgresStore
+    from llmwiki.store import Store
+
+    assert missing_operations(Store, PostgresStore, leave=DUCKDB_ONLY) == []
+
+    class Partial:  # the control: a store without verification storage is caught
+        def save_verification(self, page_id, *, body_hash):
+            pass
+
+    problems = missing_operations(Store, Partial, leave=DUCKDB_ONLY)
+    assert "latest_verification: missing" in problems and "save_verification: other parameters" in problems
