@@ -306,6 +306,12 @@ class PostgresStore:
     def checkpoint(self) -> None:
         """Nothing to do: the server manages its write-ahead log."""
 
+    def vacuum(self) -> None:
+        """VACUUM (ANALYZE) the search tables now, as autovacuum would soon after a bulk load: fresh
+        statistics for the planner and a visibility map that lets postings be read from the index alone."""
+        with self.connect() as conn:
+            conn.execute("VACUUM (ANALYZE) documents, chunks, chunk_terms")
+
     def exists(self) -> bool:
         return True
 
