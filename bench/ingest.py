@@ -8,7 +8,11 @@ of the unchanged corpus, and, as a reference in the same run, the bare cost
 of reading and decoding the same files. Then the extractive wiki generation
 for every source: drafting time per source and the whole write (pages,
 index, store, commit). Targets: ingest under 20 s; generation under 1 s per
-source.
+source. Last, concurrent ingest (no generation) by 1, 2 and 4 writer
+processes, each with its share of the files, into a PostgreSQL store (a
+throwaway server; skipped where PostgreSQL is not installed, or with
+--no-postgres) beside the same into the embedded DuckDB store, whose file
+lock lets one writer in at a time.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from llmwiki.workspace import Workspace  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
+    parser.add_argument("--no-postgres", action="store_true", help="leave out the concurrent-writer rows")
     args = parser.parse_args()
     articles = sorted((args.data / "data").glob("set*/a*.txt"))
     if not articles:
@@ -115,6 +120,63 @@ def main() -> None:
     )
     print(f"outcomes: {report.summary()}")
     print(f"re-ingest: {again.summary()}")
+    if not args.no_postgres:
+        concurrent_writers(articles)
+
+
+WRITER = """
+import sys
+from llmwiki.ingest import ingest_files
+from llmwiki.workspace import Workspace
+workspace = Workspace.open(sys.argv[1])
+report = ingest_files(workspace, [workspace.sources_dir / sys.argv[2]])
+sys.exit(1 if report.count("failed") else 0)
+"""
+
+
+def concurrent_writers(articles: list[Path]) -> None:
+    """Wall time and chunks/s for 1, 2 and 4 processes ingesting their shares of the files at once."""
+    import subprocess
+
+    from llmwiki.pgserver import ServerUnavailable, start_cluster
+    from llmwiki.pgstore import PostgresStore
+
+    try:
+        cluster = start_cluster()
+    except ServerUnavailable as err:
+        print(f"concurrent writers skipped: {err}")
+        return
+    try:
+        print(f"\nconcurrent ingest of {len(articles)} files (no generation), each writer a process with its share")
+        print(f"{'store':<12}{'writers':>8}{'seconds':>9}{'chunks/s':>10}{'x 1 writer':>11}")
+        for store_kind in ("duckdb", "postgresql"):
+            single = None
+            for writers in (1, 2, 4):
+                with tempfile.TemporaryDirectory() as scratch:
+                    workspace = Workspace.init(Path(scratch) / "ws")
+                    if store_kind == "postgresql":
+                        config = workspace.root / "wiki_config.toml"
+                        url = cluster.create_database(f"writers{writers}")
+                        config.write_text(config.read_text(encoding="utf-8").replace("[store]\n", f'[store]\nurl = "{url}"\n', 1), encoding="utf-8")
+                        workspace = Workspace.open(workspace.root)
+                    for index, article in enumerate(articles):
+                        target = workspace.sources_dir / f"w{index % writers}" / f"{article.parent.name}-{article.name}"
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copyfile(article, target)
+                    workspace.store.migrate()
+                    started = time.perf_counter()
+                    processes = [subprocess.Popen([sys.executable, "-c", WRITER, str(workspace.root), f"w{writer}"], cwd=REPO) for writer in range(writers)]
+                    failed = [process.wait() for process in processes]
+                    seconds = time.perf_counter() - started
+                    chunks = workspace.store.totals()["chunks"]
+                    single = single or seconds
+                    note = "" if not any(failed) else "  (a writer failed)"
+                    print(f"{store_kind:<12}{writers:>8}{seconds:>9.1f}{chunks / seconds:>10.0f}{single / seconds:>11.2f}{note}")
+                    PostgresStore.close_pools()
+        print("(each writer loads the tokenizer first, ~1-2 s; on 2 cores, 4 writers contend for CPU as much as for the store)")
+    finally:
+        PostgresStore.close_pools()
+        cluster.stop()
 
 
 if __name__ == "__main__":
