@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.chunking import chunk_pages  # noqa: E402
+from llmwiki.config import CONFIG_FILENAME, set_store_url  # noqa: E402
 from llmwiki.extract import decode_text, extract  # noqa: E402
 from llmwiki.wiki import regenerate_sources  # noqa: E402
 from llmwiki.wiki import ingest_paths  # noqa: E402
@@ -155,9 +156,7 @@ def concurrent_writers(articles: list[Path]) -> None:
                 with tempfile.TemporaryDirectory() as scratch:
                     workspace = Workspace.init(Path(scratch) / "ws")
                     if store_kind == "postgresql":
-                        config = workspace.root / "wiki_config.toml"
-                        url = cluster.create_database(f"writers{writers}")
-                        config.write_text(config.read_text(encoding="utf-8").replace("[store]\n", f'[store]\nurl = "{url}"\n', 1), encoding="utf-8")
+                        set_store_url(workspace.root / CONFIG_FILENAME, cluster.create_database(f"writers{writers}"))
                         workspace = Workspace.open(workspace.root)
                     for index, article in enumerate(articles):
                         target = workspace.sources_dir / f"w{index % writers}" / f"{article.parent.name}-{article.name}"

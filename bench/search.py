@@ -96,9 +96,8 @@ def evaluate(rankings: list[list[int]], judgments) -> tuple[float, float, float]
     return ndcg, mean_ap, recall
 
 
-def build_store(folder: Path, texts: dict[str, str], *, chunks_per_document: int = 1) -> tuple[Store, float]:
-    """A store whose documents hold chunks_per_document chunks each, one text a chunk."""
-    store = Store(folder / "store.duckdb", lock_timeout_s=60)
+def bench_documents(texts: dict[str, str], chunks_per_document: int) -> list[tuple]:
+    """(path, kind, hash, pages, chunks) for bulk_load: chunks_per_document chunks each, one text a chunk."""
     items = list(texts.items())
     documents = []
     for first in range(0, len(items), chunks_per_document):
@@ -110,9 +109,20 @@ def build_store(folder: Path, texts: dict[str, str], *, chunks_per_document: int
             position += len(text) + 2
         path = group[0][0] if chunks_per_document == 1 else f"doc{first // chunks_per_document:05d}.md"
         documents.append((path, "source", f"h{first}", [PageText(1, page_text)], chunks))
+    return documents
+
+
+def timed_load(store, texts: dict[str, str], chunks_per_document: int):
+    """(store, seconds to bulk-load the texts into it)."""
+    documents = bench_documents(texts, chunks_per_document)
     started = time.perf_counter()
     store.bulk_load(documents)
     return store, time.perf_counter() - started
+
+
+def build_store(folder: Path, texts: dict[str, str], *, chunks_per_document: int = 1) -> tuple[Store, float]:
+    """A DuckDB store whose documents hold chunks_per_document chunks each, one text a chunk."""
+    return timed_load(Store(folder / "store.duckdb", lock_timeout_s=60), texts, chunks_per_document)
 
 
 def fts5_engine(texts: dict[str, str], stopwords: set[str]):
@@ -193,20 +203,7 @@ def build_postgres_store(url: str, texts: dict[str, str], *, chunks_per_document
     """The same documents as build_store, in a PostgreSQL store; (store, seconds)."""
     from llmwiki.pgstore import PostgresStore
 
-    store = PostgresStore(url, lock_timeout_s=60)
-    items = list(texts.items())
-    documents = []
-    for first in range(0, len(items), chunks_per_document):
-        group = items[first:first + chunks_per_document]
-        chunks, position = [], 0
-        for _, text in group:
-            chunks.append(Chunk(page_number=1, start=position, end=position + len(text), text=text, token_count=len(text.split())))
-            position += len(text) + 2
-        path = group[0][0] if chunks_per_document == 1 else f"doc{first // chunks_per_document:05d}.md"
-        documents.append((path, "source", f"h{first}", [PageText(1, "\n\n".join(text for _, text in group))], chunks))
-    started = time.perf_counter()
-    store.bulk_load(documents)
-    return store, time.perf_counter() - started
+    return timed_load(PostgresStore(url, lock_timeout_s=60), texts, chunks_per_document)
 
 
 def postgres_engine(store, ranking: str):

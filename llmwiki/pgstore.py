@@ -34,7 +34,6 @@ so a store of either kind says which schema it has in the same words.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,16 +42,23 @@ from datetime import datetime
 
 from llmwiki.errors import StoreConflictError, StoreError
 from llmwiki.records import Chunk, Document, PageText
-
-_DOCUMENT_COLUMNS = (
-    "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
-    "stale_since, derived_from, created_at, updated_at"
+from llmwiki.store import (
+    CONTENT_TABLES,
+    DOCUMENT_COLUMNS,
+    SEQUENCES,
+    SOURCE_SUMMARIES_SQL,
+    TOTALS_SQL,
+    StatusCount,
+    checked_version,
+    document_from_row,
+    chunk_from_row,
+    reference_edges,
+    sentence_columns,
+    verification_record,
 )
+
 K1 = 1.2
 B = 0.75
-# Tables in the order a copy fills them (parents first); their id sequences.
-TABLES = ("documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences", "chunk_embeddings")
-_SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"))
 
 _M001 = """
 CREATE SEQUENCE document_ids START 1;
@@ -184,10 +190,6 @@ MIGRATIONS: list[tuple[str, str]] = [
 _MIGRATION_LOCK = 7_331_001  # pg_advisory_xact_lock key: one process migrates at a time
 
 
-def _document(row: tuple) -> Document:
-    return Document(*row)
-
-
 @dataclass(frozen=True)
 class ServerHit:
     """One ranked chunk of a server-side search, with its display fields."""
@@ -215,8 +217,9 @@ class ServerSearchResult:
     filled: int
 
 
-def _scope_condition(scope: str) -> str:
-    return {"wiki": "d.kind = 'wiki'", "sources": "d.kind = 'source'", "all": "TRUE"}[scope]
+def _scope_condition(scope: str, documents: str = "d") -> str:
+    """The SQL condition on a documents alias (or a relation with its kind column) for a search scope."""
+    return {"wiki": f"{documents}.kind = 'wiki'", "sources": f"{documents}.kind = 'source'", "all": "TRUE"}[scope]
 
 
 class PostgresStore:
@@ -226,9 +229,7 @@ class PostgresStore:
     _pools_lock = threading.Lock()
     _migrated: set[str] = set()
     _sessions = threading.local()
-    local = False  # no file of its own: no snapshots, no rebuild from one workspace's files
-    in_memory = False
-    server_search = True
+    local = False  # no file of its own: no snapshots, no rebuild from one workspace's files; searched in the server
 
     def __init__(self, url: str, *, lock_timeout_s: float = 30.0) -> None:
         self.url = url
@@ -315,9 +316,6 @@ class PostgresStore:
     def exists(self) -> bool:
         return True
 
-    def damaged(self, err: BaseException) -> StoreError:
-        return StoreError(f"{self.url}: {err}")
-
     def migrate(self) -> None:
         with self.connect():
             return
@@ -369,7 +367,7 @@ class PostgresStore:
                 msg = f"{self.url}: already holds {held} documents; move a workspace's store only into an empty database"
                 raise StoreError(msg)
             for table, columns, rows in tables:
-                if table not in TABLES:
+                if table not in CONTENT_TABLES:
                     raise ValueError(f"unknown table {table!r}")
                 if on_table is not None:
                     on_table(table)
@@ -389,40 +387,31 @@ class PostgresStore:
 
     def row_counts(self) -> dict[str, int]:
         with self.connect() as conn:
-            return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}
+            return {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in CONTENT_TABLES}
 
     @staticmethod
     def _advance_sequences(conn) -> None:
-        for sequence, table in _SEQUENCES:
+        for sequence, table in SEQUENCES:
             conn.execute(f"SELECT setval('{sequence}', greatest((SELECT coalesce(max(id), 0) FROM {table}), 1))")
 
     # -- documents -----------------------------------------------------------
 
     def document_by_path(self, path: str) -> Document | None:
         with self.connect() as conn:
-            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE path = %s", [path]).fetchone()
-        return _document(row) if row else None
+            row = conn.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE path = %s", [path]).fetchone()
+        return document_from_row(row) if row else None
 
     def documents(self, *, kind: str | None = None) -> list[Document]:
         with self.connect() as conn:
             rows = conn.execute(
-                f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE %s::text IS NULL OR kind = %s ORDER BY path", [kind, kind]
+                f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE %s::text IS NULL OR kind = %s ORDER BY path", [kind, kind]
             ).fetchall()
-        return [_document(row) for row in rows]
+        return [document_from_row(row) for row in rows]
 
     def source_summaries(self) -> list[tuple[Document, str | None]]:
-        columns = ", ".join(f"source.{column.strip()}" for column in _DOCUMENT_COLUMNS.split(","))
         with self.connect() as conn:
-            rows = conn.execute(
-                f"""
-                SELECT {columns}, (SELECT min(page.path) FROM documents page WHERE page.kind = 'wiki' AND page.derived_from = source.id)
-                FROM documents source
-                WHERE source.kind = 'source' AND source.status = 'ready'
-                  AND EXISTS (SELECT 1 FROM chunks WHERE chunks.document_id = source.id)
-                ORDER BY source.path
-                """
-            ).fetchall()
-        return [(_document(row[:-1]), row[-1]) for row in rows]
+            rows = conn.execute(SOURCE_SUMMARIES_SQL).fetchall()
+        return [(document_from_row(row[:-1]), row[-1]) for row in rows]
 
     def begin_document(self, *, path: str, kind: str, size_bytes: int, mtime: float) -> Document:
         with self.transaction() as conn:
@@ -430,11 +419,11 @@ class PostgresStore:
                 f"""
                 INSERT INTO documents (kind, path, status, size_bytes, mtime) VALUES (%s, %s, 'processing', %s, %s)
                 ON CONFLICT (path) DO UPDATE SET status = 'processing', updated_at = localtimestamp
-                RETURNING {_DOCUMENT_COLUMNS}
+                RETURNING {DOCUMENT_COLUMNS}
                 """,
                 [kind, path, size_bytes, mtime],
             ).fetchone()
-        return _document(row)
+        return document_from_row(row)
 
     def fail_document(self, document_id: int, reason: str) -> None:
         with self.transaction() as conn:
@@ -459,20 +448,10 @@ class PostgresStore:
         """
         with self.transaction() as conn:
             row = conn.execute("SELECT version, path FROM documents WHERE id = %s FOR UPDATE", [document_id]).fetchone()
-            if row is None:
-                msg = f"document {document_id} is gone (withdrawn by another process); nothing was written"
-                raise StoreConflictError(msg)
-            if expected_version is not None and row[0] != expected_version:
-                msg = f"{row[1]}: changed by someone else (version {row[0]}, this edit was based on {expected_version}); reload it and edit again"
-                raise StoreConflictError(msg)
+            checked_version(row, document_id, expected_version)
             self._delete_content(conn, document_id)
             with conn.cursor() as cursor:
-                with cursor.copy("COPY document_pages (document_id, page_number, text) FROM STDIN") as copy:
-                    for page in pages:
-                        copy.write_row((document_id, page.number, _text(page.text)))
-                with cursor.copy("COPY chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) FROM STDIN") as copy:
-                    for seq, chunk in enumerate(chunks):
-                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, _text(chunk.breadcrumb_text), _text(chunk.text)))
+                self._copy_content(cursor, document_id, pages, chunks)
             conn.execute(_POSTINGS + "c.document_id = %s", [document_id])
             conn.execute("UPDATE documents SET chunk_count = %s, token_total = %s WHERE id = %s",
                          [len(chunks), sum(chunk.token_count for chunk in chunks), document_id])
@@ -482,11 +461,21 @@ class PostgresStore:
                 SET status = 'ready', error = NULL, content_hash = %s, size_bytes = %s, mtime = %s,
                     parser = %s, title = %s, version = version + 1, updated_at = localtimestamp
                 WHERE id = %s
-                RETURNING {_DOCUMENT_COLUMNS}
+                RETURNING {DOCUMENT_COLUMNS}
                 """,
                 [content_hash, size_bytes, mtime, parser, title, document_id],
             ).fetchone()
-        return _document(row)
+        return document_from_row(row)
+
+    @staticmethod
+    def _copy_content(cursor, document_id: int, pages: Sequence[PageText], chunks: Sequence[Chunk]) -> None:
+        """COPY a document's pages and chunks in (NUL-safe texts)."""
+        with cursor.copy("COPY document_pages (document_id, page_number, text) FROM STDIN") as copy:
+            for page in pages:
+                copy.write_row((document_id, page.number, _text(page.text)))
+        with cursor.copy("COPY chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) FROM STDIN") as copy:
+            for seq, chunk in enumerate(chunks):
+                copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, _text(chunk.breadcrumb_text), _text(chunk.text)))
 
     @staticmethod
     def _delete_content(conn, document_id: int) -> None:
@@ -503,12 +492,7 @@ class PostgresStore:
                     "INSERT INTO documents (kind, path, status, content_hash, version, parser) VALUES (%s, %s, 'ready', %s, 1, 'bulk') RETURNING id",
                     [kind, path, digest],
                 ).fetchone()[0]
-                with cursor.copy("COPY document_pages (document_id, page_number, text) FROM STDIN") as copy:
-                    for page in pages:
-                        copy.write_row((document_id, page.number, _text(page.text)))
-                with cursor.copy("COPY chunks (document_id, seq, page_number, start_offset, end_offset, token_count, breadcrumb, text) FROM STDIN") as copy:
-                    for seq, chunk in enumerate(chunks):
-                        copy.write_row((document_id, seq, chunk.page_number, chunk.start, chunk.end, chunk.token_count, _text(chunk.breadcrumb_text), _text(chunk.text)))
+                self._copy_content(cursor, document_id, pages, chunks)
             cursor.execute(_POSTINGS + "c.id > %s", [first_new_chunk])
             cursor.execute(_DOCUMENT_TOTALS + "documents.id IN (SELECT document_id FROM chunks WHERE id > %s)", [first_new_chunk])
 
@@ -565,9 +549,7 @@ class PostgresStore:
         with self.transaction() as conn:
             conn.execute("SELECT 1 FROM documents WHERE id = %s FOR UPDATE", [page_id])
             conn.execute("DELETE FROM doc_references WHERE from_id = %s", [page_id])
-            edges = [(page_id, target, "cites") for target in dict.fromkeys(cites)] + [
-                (page_id, target, "links_to") for target in dict.fromkeys(links_to) if target != page_id
-            ]
+            edges = reference_edges(page_id, cites, links_to)
             if edges:  # targets withdrawn meanwhile are left out rather than failing the page
                 conn.execute(
                     "INSERT INTO doc_references SELECT e.from_id, e.to_id, e.kind FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS e (from_id, to_id, kind) "
@@ -600,14 +582,8 @@ class PostgresStore:
                 "VALUES (%s, %s, %s, %s, %s, %s, localtimestamp, %s) RETURNING id",
                 [page_id, body_hash, source_hashes, model, threshold, started_at, method],
             ).fetchone()[0]
-            rows = [
-                (seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
-                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause,
-                 score.score, score.reason, json.dumps(list(score.flagged)))
-                for seq, score in enumerate(scores)
-            ]
-            if rows:
-                columns = [list(column) for column in zip(*rows)]
+            columns = sentence_columns(scores)
+            if columns:
                 conn.execute(
                     """
                     INSERT INTO verification_sentences
@@ -642,13 +618,7 @@ class PostgresStore:
                 """,
                 [header[0]],
             ).fetchall()
-        keys = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at", "method")
-        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id",
-                         "weakest_clause", "score", "reason", "flagged")
-        sentences = [dict(zip(sentence_keys, row)) for row in rows]
-        for sentence in sentences:
-            sentence["flagged"] = tuple(json.loads(sentence["flagged"])) if sentence["flagged"] else ()
-        return dict(zip(keys, header)), sentences
+        return verification_record(header, rows)
 
     def citation_targets(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
         if not chunk_ids:
@@ -677,32 +647,21 @@ class PostgresStore:
                 "SELECT id, document_id, page_number, start_offset, end_offset, token_count, breadcrumb, text FROM chunks WHERE document_id = %s ORDER BY seq",
                 [document_id],
             ).fetchall()
-        return [
-            Chunk(id=row[0], document_id=row[1], page_number=row[2], start=row[3], end=row[4], token_count=row[5],
-                  breadcrumb=tuple(part for part in row[6].split(" > ") if part), text=row[7])
-            for row in rows
-        ]
+        return [chunk_from_row(row) for row in rows]
 
     def pages(self, document_id: int) -> list[PageText]:
         with self.connect() as conn:
             rows = conn.execute("SELECT page_number, text FROM document_pages WHERE document_id = %s ORDER BY page_number", [document_id]).fetchall()
         return [PageText(number=row[0], text=row[1]) for row in rows]
 
-    def status_counts(self):
-        from llmwiki.store import StatusCount
-
+    def status_counts(self) -> list[StatusCount]:
         with self.connect() as conn:
             rows = conn.execute("SELECT kind, status, count(*) FROM documents GROUP BY kind, status ORDER BY kind, status").fetchall()
         return [StatusCount(*row) for row in rows]
 
     def totals(self) -> dict[str, int]:
         with self.connect() as conn:
-            documents, pages, chunks, tokens = conn.execute(
-                """
-                SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM document_pages),
-                       (SELECT count(*) FROM chunks), (SELECT coalesce(sum(token_count), 0) FROM chunks)
-                """
-            ).fetchone()
+            documents, pages, chunks, tokens = conn.execute(TOTALS_SQL).fetchone()
         return {"documents": documents, "pages": pages, "chunks": chunks, "tokens": int(tokens)}
 
     # -- search, in the server ------------------------------------------------
@@ -734,12 +693,12 @@ class PostgresStore:
             widened = mode == "any" or (mode == "auto" and strict_count == 0)
             filled = 0
             if widened:
-                ranked, matched_count = self._ranked(conn, scope_sql, None, parameters, limit, ranking)
+                ranked, matched_count = self._ranked(conn, scope, None, parameters, limit, ranking)
             else:
-                ranked, matched_count = self._ranked(conn, scope_sql, "websearch_to_tsquery('english', %(query)s)", parameters, limit, ranking)
+                ranked, matched_count = self._ranked(conn, scope, "websearch_to_tsquery('english', %(query)s)", parameters, limit, ranking)
                 if mode == "auto" and len(ranked) < limit:  # the best chunks with some of the terms fill the places
                     chosen = {row[0] for row in ranked}
-                    extra, _ = self._ranked(conn, scope_sql, None, parameters, limit + len(chosen), ranking)
+                    extra, _ = self._ranked(conn, scope, None, parameters, limit + len(chosen), ranking)
                     extra = [row for row in extra if row[0] not in chosen][: limit - len(ranked)]
                     filled = len(extra)
                     ranked += extra
@@ -747,7 +706,7 @@ class PostgresStore:
         return ServerSearchResult(tuple(terms), hits, matched_count, total, strict_count, widened, filled)
 
     @staticmethod
-    def _ranked(conn, scope_sql: str, match_sql: str | None, parameters: dict, limit: int, ranking: str) -> tuple[list[tuple], int]:
+    def _ranked(conn, scope: str, match_sql: str | None, parameters: dict, limit: int, ranking: str) -> tuple[list[tuple], int]:
         """(ranked display rows, chunks matched): chunks in scope with a query term, or admitted by match_sql."""
         display = (
             "c.id, c.document_id, d.path, d.title, d.kind = 'wiki', c.page_number, c.breadcrumb, {score}, "
@@ -758,7 +717,7 @@ class PostgresStore:
             sql = f"""
                 SELECT {display.format(score="ts_rank_cd(c.tsv, to_tsquery('simple', %(any)s))::float8 AS score")}, count(*) OVER ()
                 FROM chunks c JOIN documents d ON d.id = c.document_id
-                WHERE d.status <> 'failed' AND {scope_sql} AND {match}
+                WHERE d.status <> 'failed' AND {_scope_condition(scope)} AND {match}
                 ORDER BY score DESC, c.id LIMIT %(limit)s
             """
         else:
@@ -784,7 +743,7 @@ class PostgresStore:
                     SELECT postings.chunk_id, count(*) OVER () AS matched,
                            sum(terms.idf * tf * (%(k1)s + 1) / (tf + %(k1)s * (1 - %(b)s + %(b)s * postings.token_count / stats.average_length))) AS score
                     FROM postings JOIN terms USING (term), stats
-                    WHERE {scope_sql.replace("d.kind", "postings.kind")} {admitted}
+                    WHERE {_scope_condition(scope, "postings")} {admitted}
                     GROUP BY postings.chunk_id
                     ORDER BY score DESC, postings.chunk_id LIMIT %(limit)s
                 )
@@ -792,11 +751,8 @@ class PostgresStore:
                 FROM scored JOIN chunks c ON c.id = scored.chunk_id JOIN documents d ON d.id = c.document_id
                 ORDER BY scored.score DESC, c.id
             """
-        if limit <= 0:  # only the count
-            rows = conn.execute(sql.replace("LIMIT %(limit)s", "LIMIT 1"), parameters).fetchall()
-            return [], rows[0][-1] if rows else 0
-        rows = conn.execute(sql, parameters).fetchall()
-        return [row[:-1] for row in rows], rows[0][-1] if rows else 0
+        rows = conn.execute(sql, {**parameters, "limit": max(limit, 1)}).fetchall()  # one row at least: it carries the count
+        return [row[:-1] for row in rows[:limit]], rows[0][-1] if rows else 0
 
     def term_document_counts(self, words: Sequence[str]) -> dict[str, int | None]:
         """{word: searchable chunks holding it (through the english analyzer)}; None for a word the analyzer drops."""

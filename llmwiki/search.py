@@ -22,6 +22,7 @@ nothing in scope matched, or N of M matched and K are shown.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from dataclasses import dataclass, field
@@ -117,6 +118,11 @@ _stemmer = Stemmer.Stemmer("porter")
 _stemmer_lock = threading.Lock()
 
 
+def _without_thousands_separators(text: str) -> str:
+    """"1,234,567" -> "1234567" (twice: a match consumes the digit the next one starts with)."""
+    return _THOUSANDS.sub(r"\1\2", _THOUSANDS.sub(r"\1\2", text))
+
+
 def analyze(text: str, stopwords: frozenset[str]) -> list[str]:
     """A query's distinct search terms, exactly as the store's SQL analyzer makes them.
 
@@ -124,7 +130,7 @@ def analyze(text: str, stopwords: frozenset[str]) -> list[str]:
     separators dropped, lower case, runs of letters and digits, stopwords out,
     Snowball's Porter stemmer (the library DuckDB's FTS extension uses).
     """
-    text = _THOUSANDS.sub(r"\1\2", _THOUSANDS.sub(r"\1\2", text)).lower()
+    text = _without_thousands_separators(text).lower()
     words = [word for word in _WORDS.findall(text) if word not in stopwords]
     with _stemmer_lock:
         stems = _stemmer.stemWords(words)
@@ -347,7 +353,7 @@ class SearchIndex:
     @classmethod
     def for_store(cls, store: Store | PostgresStore) -> SearchIndex | ServerSearch:
         """The process-wide index of a store file (a PostgreSQL store searches in the server)."""
-        if store.server_search:
+        if not store.local:
             return ServerSearch(store)
         key = f"memory:{id(store)}" if store.in_memory else str(store.path.resolve())
         with cls._registry_lock:
@@ -493,7 +499,7 @@ class SearchIndex:
             hits=hits,
             matched_count=matched_count,
             total_count=total_count,
-            widened=widened and len(terms) > 1 and mode == "auto" and matched_count > 0,
+            widened=_reports_widening(widened, terms, mode, matched_count),
             ranking="hybrid" if hybrid else "bm25",
             filled=min(filled, max(limit - int(strict.sum()), 0)) if not hybrid else 0,
         )
@@ -507,14 +513,12 @@ class ServerSearch:
     embedding fusion is not offered on this path (``ranking`` is always "bm25").
     """
 
-    reload_count = 0
-
     def __init__(self, store: PostgresStore) -> None:
         self.store = store
 
     @property
     def stopwords(self) -> frozenset[str]:
-        return _fts_stopwords()
+        return _english_stopwords()
 
     def rarity(self, text: str) -> dict[str, float]:
         """As ``SearchIndex.rarity``: {search term: ln(1 + N / (df + 0.5))}, ln(1 + N) for a term no chunk holds.
@@ -563,8 +567,8 @@ class ServerSearch:
         )
         return SearchResult(
             query=query, terms=found.terms, scope=scope, hits=hits, matched_count=found.matched_count, total_count=found.total_count,
-            widened=found.widened and len(found.terms) > 1 and mode == "auto" and found.matched_count > 0,
-            filled=min(found.filled, max(limit - found.strict_count, 0)),
+            widened=_reports_widening(found.widened, found.terms, mode, found.matched_count),
+            filled=found.filled,  # at most the places the all-term matches left
         )
 
 
@@ -572,24 +576,26 @@ class ServerSearch:
         """The query as the server should read it: thousands separators dropped and this package's stopwords
         taken out (its list is longer than PostgreSQL's), so both stores find the same searchable terms;
         quotes and minus signs stay for ``websearch_to_tsquery``."""
-        text = _THOUSANDS.sub(r"\1\2", _THOUSANDS.sub(r"\1\2", (query or "")[:MAX_QUERY_CHARS].replace("\x00", " ")))
+        text = _without_thousands_separators((query or "")[:MAX_QUERY_CHARS].replace("\x00", " "))
         stopwords = self.stopwords
         return _WORDS.sub(lambda match: " " if match.group().lower() in stopwords else match.group(), text)
 
 
-def _fts_stopwords() -> frozenset[str]:
-    global _STOPWORDS
-    if _STOPWORDS is None:
-        _STOPWORDS = frozenset(store_module.fts_english_stopwords())
-    return _STOPWORDS
-
-
-_STOPWORDS: frozenset[str] | None = None
+@functools.cache
+def _english_stopwords() -> frozenset[str]:
+    """DuckDB FTS's English stopword list (what the DuckDB store leaves out), read once per process."""
+    return frozenset(store_module.fts_english_stopwords())
 
 
 def _preview(text: str, preview_chars: int) -> str:
     text = text.strip()
     return text[: preview_chars - 1].rstrip() + "…" if len(text) > preview_chars else text
+
+
+def _reports_widening(widened: bool, terms, mode: str, matched_count: int) -> bool:
+    """Whether a readout says the search widened: only an automatic widening of a query of several
+    terms that then matched something (one term cannot be widened; "any" was asked for)."""
+    return widened and len(terms) > 1 and mode == "auto" and matched_count > 0
 
 
 def _reciprocal_rank_fusion(rankings: list[np.ndarray]) -> list[tuple[int, float]]:

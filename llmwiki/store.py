@@ -51,9 +51,10 @@ MEMORY = ":memory:"
 # Tables a copy of the store carries but a load or a rebuild leaves as they are.
 _SCHEMA_TABLES = ("schema_migrations",)
 _ANALYZER_TABLES = ("search_stopwords", "search_state")
-# The tables that hold a wiki's content, parents first (what a move to another store copies).
-_COPIED_TABLES = ("documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences", "chunk_embeddings")
-_SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"))
+# The tables that hold a wiki's content, parents first (what a move to another store copies), and the id
+# sequences of three of them; both stores have these.
+CONTENT_TABLES = ("documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences", "chunk_embeddings")
+SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"))
 # Checkpointing on every close rewrote a whole row group (0.3 s at 100k chunks)
 # after each small write. The write-ahead log is as durable as the file, so
 # closes skip the checkpoint; DuckDB checkpoints once the log passes the
@@ -274,14 +275,80 @@ MIGRATIONS: list[Callable[[duckdb.DuckDBPyConnection], None]] = [
     m001_initial, m002_search_index, m003_chunk_embeddings, m004_verification_clauses, m005_verification_facts,
 ]
 
-_DOCUMENT_COLUMNS = (
+DOCUMENT_COLUMNS = (
     "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
     "stale_since, derived_from, created_at, updated_at"
 )
 
 
-def _document(row: tuple) -> Document:
+def document_from_row(row: tuple) -> Document:
+    """A Document from a row of DOCUMENT_COLUMNS."""
     return Document(*row)
+
+
+# Pure pieces both stores share: what a row means, the rules around a write, and the SQL that reads
+# the same in DuckDB and PostgreSQL (no parameters, so no placeholder style to differ).
+
+SOURCE_SUMMARIES_SQL = f"""
+    SELECT {", ".join(f"source.{column.strip()}" for column in DOCUMENT_COLUMNS.split(","))},
+           (SELECT min(page.path) FROM documents page WHERE page.kind = 'wiki' AND page.derived_from = source.id)
+    FROM documents source
+    WHERE source.kind = 'source' AND source.status = 'ready'
+      AND EXISTS (SELECT 1 FROM chunks WHERE chunks.document_id = source.id)
+    ORDER BY source.path
+"""
+TOTALS_SQL = """
+    SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM document_pages),
+           (SELECT count(*) FROM chunks), (SELECT coalesce(sum(token_count), 0) FROM chunks)
+"""
+
+def checked_version(row: tuple | None, document_id: int, expected_version: int | None) -> None:
+    """Refuse a content write to a document that is gone, or (with expected_version) that another
+    process has changed since; row is the document's (version, path)."""
+    if row is None:
+        msg = f"document {document_id} is gone (withdrawn meanwhile); nothing was written"
+        raise StoreConflictError(msg)
+    if expected_version is not None and row[0] != expected_version:
+        msg = f"{row[1]}: changed by someone else (version {row[0]}, this edit was based on {expected_version}); reload it and edit again"
+        raise StoreConflictError(msg)
+
+
+def reference_edges(page_id: int, cites: Sequence[int], links_to: Sequence[int]) -> list[tuple[int, int, str]]:
+    """A page's outgoing (from, to, kind) edges, each once, without links to itself."""
+    return [(page_id, target, "cites") for target in dict.fromkeys(cites)] + [
+        (page_id, target, "links_to") for target in dict.fromkeys(links_to) if target != page_id
+    ]
+
+
+def sentence_columns(scores) -> list[list]:
+    """Verification sentence scores as columns (seq, sentence, start, end, p_entailment, p_contradiction,
+    excerpt, excerpt path, page, chunk id, weakest clause, score, reason, flagged as JSON): one insert for all rows."""
+    rows = [
+        (seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
+         score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause,
+         score.score, score.reason, json.dumps(list(score.flagged)))
+        for seq, score in enumerate(scores)
+    ]
+    return [list(column) for column in zip(*rows)]
+
+
+_VERIFICATION_KEYS = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at", "method")
+_SENTENCE_KEYS = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id",
+                  "weakest_clause", "score", "reason", "flagged")
+
+
+def verification_record(header: tuple, rows: Sequence[tuple]) -> tuple[dict, list[dict]]:
+    """A stored verification's header and sentence rows (in the columns both stores select) as dicts."""
+    sentences = [dict(zip(_SENTENCE_KEYS, row)) for row in rows]
+    for sentence in sentences:
+        sentence["flagged"] = tuple(json.loads(sentence["flagged"])) if sentence["flagged"] else ()
+    return dict(zip(_VERIFICATION_KEYS, header)), sentences
+
+
+def chunk_from_row(row: tuple) -> Chunk:
+    """A Chunk from (id, document_id, page_number, start_offset, end_offset, token_count, breadcrumb, text)."""
+    return Chunk(id=row[0], document_id=row[1], page_number=row[2], start=row[3], end=row[4], token_count=row[5],
+                 breadcrumb=tuple(part for part in row[6].split(" > ") if part), text=row[7])
 
 
 @dataclass(frozen=True)
@@ -296,8 +363,7 @@ class Store:
 
     _migrated: set[Path] = set()
     _migrate_lock = threading.Lock()
-    local = True  # a file of this workspace's own: snapshots at commits, rebuilds from its files
-    server_search = False  # searched through an in-process copy of the postings (llmwiki.search)
+    local = True  # a file of this workspace's own: snapshots at commits, rebuilds from its files, an in-process search index
     _sessions = threading.local()  # per thread: store path -> the session's connection
     _open_transactions = threading.local()  # per thread: ids of connections inside BEGIN
 
@@ -505,7 +571,7 @@ class Store:
 
     def table_rows(self, table: str, *, batch: int = 10_000) -> tuple[list[str], Iterator[tuple]]:
         """(column names, rows) of one of the store's own tables, for copying into another store."""
-        if table not in _COPIED_TABLES:
+        if table not in CONTENT_TABLES:
             raise ValueError(f"unknown table {table!r}")
         with self.connect() as conn:
             columns = [row[0] for row in conn.execute(f'DESCRIBE "{table}"').fetchall()]
@@ -521,39 +587,30 @@ class Store:
     def row_counts(self) -> dict[str, int]:
         """Rows per copied table (documents, pages, chunks, references, verifications, sentences, embeddings)."""
         with self.connect() as conn:
-            return {table: conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] for table in _COPIED_TABLES}
+            return {table: conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0] for table in CONTENT_TABLES}
 
     # -- documents -----------------------------------------------------------
 
     def document_by_path(self, path: str) -> Document | None:
         """The document stored under a workspace-relative path, if any."""
         with self.connect() as conn:
-            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE path = ?", [path]).fetchone()
-        return _document(row) if row else None
+            row = conn.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE path = ?", [path]).fetchone()
+        return document_from_row(row) if row else None
 
     def documents(self, *, kind: str | None = None) -> list[Document]:
         """All documents, optionally of one kind, ordered by path."""
         with self.connect() as conn:
             rows = conn.execute(
-                f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE ? IS NULL OR kind = ? ORDER BY path",
+                f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE ? IS NULL OR kind = ? ORDER BY path",
                 [kind, kind],
             ).fetchall()
-        return [_document(row) for row in rows]
+        return [document_from_row(row) for row in rows]
 
     def source_summaries(self) -> list[tuple[Document, str | None]]:
         """Every ready source that has chunks, with the path of the summary page derived from it (None: none)."""
-        columns = ", ".join(f"source.{column.strip()}" for column in _DOCUMENT_COLUMNS.split(","))
         with self.connect() as conn:
-            rows = conn.execute(
-                f"""
-                SELECT {columns}, (SELECT min(page.path) FROM documents page WHERE page.kind = 'wiki' AND page.derived_from = source.id)
-                FROM documents source
-                WHERE source.kind = 'source' AND source.status = 'ready'
-                  AND EXISTS (SELECT 1 FROM chunks WHERE chunks.document_id = source.id)
-                ORDER BY source.path
-                """
-            ).fetchall()
-        return [(_document(row[:-1]), row[-1]) for row in rows]
+            rows = conn.execute(SOURCE_SUMMARIES_SQL).fetchall()
+        return [(document_from_row(row[:-1]), row[-1]) for row in rows]
 
     def begin_document(self, *, path: str, kind: str, size_bytes: int, mtime: float) -> Document:
         """Record that a file is being processed, creating its row if new."""
@@ -569,8 +626,8 @@ class Store:
                     "UPDATE documents SET status = 'processing', updated_at = current_timestamp WHERE id = ?",
                     [row[0]],
                 )
-            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE path = ?", [path]).fetchone()
-        return _document(row)
+            row = conn.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE path = ?", [path]).fetchone()
+        return document_from_row(row)
 
     def fail_document(self, document_id: int, reason: str) -> None:
         """Mark a document failed with its reason; its stored content is kept."""
@@ -599,13 +656,7 @@ class Store:
         With ``expected_version``, an edit based on another version is refused (StoreConflictError).
         """
         with self.transaction() as conn:
-            row = conn.execute("SELECT version, path FROM documents WHERE id = ?", [document_id]).fetchone()
-            if row is None:
-                msg = f"document {document_id} is gone (withdrawn meanwhile); nothing was written"
-                raise StoreConflictError(msg)
-            if expected_version is not None and row[0] != expected_version:
-                msg = f"{row[1]}: changed by someone else (version {row[0]}, this edit was based on {expected_version}); reload it and edit again"
-                raise StoreConflictError(msg)
+            checked_version(conn.execute("SELECT version, path FROM documents WHERE id = ?", [document_id]).fetchone(), document_id, expected_version)
             _delete_content(conn, document_id)  # a rewritten page's verification no longer applies either
             page_table = pa.table(  # noqa: F841 - DuckDB reads it by name
                 {
@@ -641,8 +692,8 @@ class Store:
                 """,
                 [content_hash, size_bytes, mtime, parser, title, document_id],
             )
-            row = conn.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE id = ?", [document_id]).fetchone()
-        return _document(row)
+            row = conn.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?", [document_id]).fetchone()
+        return document_from_row(row)
 
     def bulk_load(self, documents: Sequence[tuple[str, str, str, Sequence[PageText], Sequence[Chunk]]]) -> None:
         """Store many (path, kind, content_hash, pages, chunks) in one transaction, indexed once.
@@ -743,9 +794,7 @@ class Store:
         """Replace a page's outgoing reference edges and its derivation, in one transaction."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM doc_references WHERE from_id = ?", [page_id])
-            edges = [(page_id, target, "cites") for target in dict.fromkeys(cites)] + [
-                (page_id, target, "links_to") for target in dict.fromkeys(links_to) if target != page_id
-            ]
+            edges = reference_edges(page_id, cites, links_to)
             if edges:
                 conn.executemany("INSERT INTO doc_references VALUES (?, ?, ?)", edges)
             conn.execute("UPDATE documents SET derived_from = ? WHERE id = ?", [derived_from, page_id])
@@ -771,12 +820,7 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?, ?, current_timestamp, ?) RETURNING id",
                 [page_id, body_hash, source_hashes, model, threshold, started_at, method],
             ).fetchone()[0]
-            columns = list(zip(*[
-                (seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
-                 score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause,
-                 score.score, score.reason, json.dumps(list(score.flagged)))
-                for seq, score in enumerate(scores)
-            ]))
+            columns = sentence_columns(scores)
             if columns:  # one statement for all rows (executemany costs milliseconds per row)
                 conn.execute(
                     """
@@ -791,7 +835,7 @@ class Store:
                                  unnest(?::DOUBLE[]) AS score, unnest(?::VARCHAR[]) AS reason, unnest(?::VARCHAR[]) AS flagged) AS rows
                     LEFT JOIN documents ON documents.path = rows.excerpt_path
                     """,
-                    [verification_id, *[list(column) for column in columns]],
+                    [verification_id, *columns],
                 )
         return verification_id
 
@@ -813,13 +857,7 @@ class Store:
                 """,
                 [header[0]],
             ).fetchall()
-        keys = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at", "method")
-        sentence_keys = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id",
-                         "weakest_clause", "score", "reason", "flagged")
-        sentences = [dict(zip(sentence_keys, row)) for row in rows]
-        for sentence in sentences:
-            sentence["flagged"] = tuple(json.loads(sentence["flagged"])) if sentence["flagged"] else ()
-        return dict(zip(keys, header)), sentences
+        return verification_record(header, rows)
 
     def citation_targets(self, chunk_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
         """chunk id -> (document path, page number, breadcrumb) for the ids that exist."""
@@ -856,19 +894,7 @@ class Store:
                 """,
                 [document_id],
             ).fetchall()
-        return [
-            Chunk(
-                id=row[0],
-                document_id=row[1],
-                page_number=row[2],
-                start=row[3],
-                end=row[4],
-                token_count=row[5],
-                breadcrumb=tuple(part for part in row[6].split(" > ") if part),
-                text=row[7],
-            )
-            for row in rows
-        ]
+        return [chunk_from_row(row) for row in rows]
 
     def pages(self, document_id: int) -> list[PageText]:
         """A document's stored page texts in page order."""
@@ -890,14 +916,7 @@ class Store:
     def totals(self) -> dict[str, int]:
         """Counts of documents, pages and chunks, for reports."""
         with self.connect() as conn:
-            documents, pages, chunks, tokens = conn.execute(
-                """
-                SELECT (SELECT count(*) FROM documents),
-                       (SELECT count(*) FROM document_pages),
-                       (SELECT count(*) FROM chunks),
-                       (SELECT coalesce(sum(token_count), 0) FROM chunks)
-                """
-            ).fetchone()
+            documents, pages, chunks, tokens = conn.execute(TOTALS_SQL).fetchone()
         return {"documents": documents, "pages": pages, "chunks": chunks, "tokens": int(tokens)}
 
 
@@ -951,7 +970,7 @@ def _tables(conn: duckdb.DuckDBPyConnection, *, leave: Sequence[str]) -> list[st
 
 def _advance_sequences(conn: duckdb.DuckDBPyConnection) -> None:
     """Move each id sequence past the largest id now in its table (a loaded copy may hold higher ids)."""
-    for sequence, table in _SEQUENCES:
+    for sequence, table in SEQUENCES:
         largest = conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
         following = conn.execute(f"SELECT nextval('{sequence}')").fetchone()[0]
         if following <= largest:

@@ -75,9 +75,9 @@ def postgres_url(postgres_cluster):
 
 def point_at(root: Path, url: str) -> None:
     """Write `[store] url` into a workspace's wiki_config.toml."""
-    config = root / "wiki_config.toml"
-    text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace("[store]\n", f'[store]\nurl = "{url}"\n', 1), encoding="utf-8")
+    from llmwiki.config import CONFIG_FILENAME, set_store_url
+
+    set_store_url(root / CONFIG_FILENAME, url)
 
 
 @pytest.fixture

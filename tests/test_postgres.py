@@ -182,8 +182,9 @@ def test_an_existing_workspace_moves_to_postgresql_with_every_count_equal(wiki, 
     assert moved.store.row_counts() == before
 
 
-# What only the embedded store offers: whole-file copies and loads (snapshots) and reading its tables out.
-DUCKDB_ONLY = {"copy_to", "load_from", "migrations_in", "table_rows"}
+# What only the embedded store offers: whole-file copies and loads (snapshots), reading its tables out, and
+# the error for a damaged file.
+DUCKDB_ONLY = {"copy_to", "load_from", "migrations_in", "table_rows", "damaged"}
 
 
 def missing_operations(reference: type, other: type, *, leave=frozenset()) -> list[str]:
