@@ -361,9 +361,9 @@ def lint_command(workspace_path: str | None, fix: bool, severity: str) -> None:
     from llmwiki.lint import SEVERITIES, lint, repair
 
     workspace = _workspace(workspace_path)
-    with Progress(TextColumn("[bold]lint: NLI pairs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
-        task = progress.add_task("contradictions", total=None)
-        report = lint(workspace, on_progress=lambda done, total: progress.update(task, completed=done, total=total))
+    with Progress(TextColumn("[bold]lint: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
+        task = progress.add_task("pages", total=None)
+        report = lint(workspace, on_progress=lambda done, total, stage: progress.update(task, completed=done, total=total, description=stage))
     shown = SEVERITIES[: SEVERITIES.index(severity) + 1]
     for finding in report.findings:
         if finding.severity not in shown:

@@ -114,8 +114,12 @@ def _link_to(page: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(page))
 
 
-def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Callable[[int, int], None] | None = None) -> LintReport:
-    """Every check; verifier defaults to the configured one, backend to the configured LLM."""
+def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Callable[[int, int, str], None] | None = None) -> LintReport:
+    """Every check; verifier defaults to the configured one, backend to the configured LLM.
+
+    on_progress(done, total, stage) reports counts stage by stage: "pages" (checked for links,
+    cross-references and length), then "sentence pairs" (scored for contradictions by the NLI model).
+    """
     from llmwiki.maintain import consistency_problems, stale_pages
     from llmwiki.wiki import pending_sources
 
@@ -151,7 +155,9 @@ def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Call
         for name in [page.title, *page.meta.get("aliases", [])]:
             if isinstance(name, str) and len(name) >= 4:
                 names[name] = path
-    for path, page in pages.items():
+    for checked, (path, page) in enumerate(pages.items(), start=1):
+        if on_progress:
+            on_progress(checked, len(pages), "pages")
         prose = page.prose
         linked = {_resolve(path, link) for link in _LINK.findall(page.body)}
         for name, target in sorted(names.items()):
@@ -252,7 +258,7 @@ def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: Li
     for start in range(0, len(premises), batch):
         scores.extend(verifier.score(premises[start:start + batch], hypotheses[start:start + batch])[:, 2].tolist())
         if on_progress:
-            on_progress(min(start + batch, len(premises)), len(premises))
+            on_progress(min(start + batch, len(premises)), len(premises), "sentence pairs")
     report.pairs_scored = len(pairs)
     findings = []
     backend = backend if backend is not None else workspace.backend()

@@ -1,4 +1,5 @@
-"""Command-line arguments for the notebooks, read the same way however a notebook is started.
+"""What the notebooks share: their command-line arguments, read the same way however a notebook is
+started, inline chart data and progress bars by stage.
 
 A notebook runs as a script (``python notebooks/ask.py --workspace DIR``),
 under marimo (``marimo run notebooks/ask.py -- --workspace DIR``, where
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 
 from llmwiki.errors import LlmwikiError
 
@@ -74,3 +76,34 @@ def inline_chart_data() -> None:
 
     if "marimo_inline_csv" in alt.data_transformers.names():
         alt.data_transformers.enable("marimo_inline_csv")
+
+
+@contextmanager
+def progress_by_stage(title: str):
+    """A marimo progress bar per stage of long work, with counts: yields on_progress(done, total, stage).
+
+    Each new stage closes the last bar and opens one sized to the stage's total ("12 of 40 pages",
+    then "64 of 310 sentence pairs"), so a reviewer sees what is being counted, not only a spinner.
+    """
+    import marimo as mo
+
+    state: dict = {"stage": None, "context": None, "bar": None, "done": 0}
+
+    def close() -> None:
+        if state["context"] is not None:
+            state["context"].__exit__(None, None, None)
+            state.update(context=None, bar=None)
+
+    def on_progress(done: int, total: int, stage: str) -> None:
+        if stage != state["stage"]:
+            close()
+            context = mo.status.progress_bar(total=max(total, 1), title=f"{title}: {stage}", remove_on_exit=True)
+            state.update(stage=stage, done=0, context=context, bar=context.__enter__())
+        if done > state["done"]:
+            state["bar"].update(increment=done - state["done"], subtitle=f"{done} of {total} {stage}")
+            state["done"] = done
+
+    try:
+        yield on_progress
+    finally:
+        close()

@@ -14,7 +14,7 @@ with app.setup:
     from llmwiki.errors import LlmwikiError
     from llmwiki.lint import findings_table, lint, repair
     from llmwiki.maintain import delete_stale, page_history, plan_withdrawal, restore, stale_pages, withdraw
-    from llmwiki.notebook_args import inline_chart_data, parse_notebook_args
+    from llmwiki.notebook_args import inline_chart_data, parse_notebook_args, progress_by_stage
     from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Maintain an llmwiki workspace: withdraw sources, stale pages, history.")
@@ -92,8 +92,8 @@ def _():
 @app.cell
 def _(lint_button, workspace):
     mo.stop(not (lint_button.value or args.lint), mo.md("_Press the button to lint the wiki._"))
-    with mo.status.spinner(title="Linting", subtitle="checking links, pages and sources") as _spinner:
-        lint_report = lint(workspace, on_progress=lambda done, total: _spinner.update(subtitle=f"NLI: {done} of {total} sentence pairs scored"))
+    with progress_by_stage("Linting") as _progress:  # counts: pages checked, then sentence pairs scored by the NLI model
+        lint_report = lint(workspace, on_progress=_progress)
     lint_rows = pl.DataFrame(findings_table(lint_report), schema={"severity": pl.Utf8, "kind": pl.Utf8, "pages": pl.Utf8, "detail": pl.Utf8, "sentences": pl.Utf8, "action": pl.Utf8})
     if not mo.running_in_notebook():
         print(f"lint: {lint_report.summary()}")

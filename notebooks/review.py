@@ -10,9 +10,9 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
-    from llmwiki.verify import load_verification, pages_needing_verification, verify_pages, wiki_pages
+    from llmwiki.verify import flagged_spans, load_verification, mark, pages_needing_verification, source_at_chunk, verify_pages, wiki_pages
     from llmwiki.verify.nli import not_nli_note
-    from llmwiki.notebook_args import inline_chart_data, parse_notebook_args
+    from llmwiki.notebook_args import inline_chart_data, parse_notebook_args, progress_by_stage
     from llmwiki.journal import open_workspace
 
     _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources.")
@@ -51,15 +51,8 @@ def _(pages, verifier, verify_button, workspace):
     _run = verify_button.value or args.verify  # stored scores show below at once; Verify only re-scores
     verified, _failures = [], []
     if _run:
-        with mo.status.progress_bar(total=max(len(pages.value), 1), title=f"Verifying {len(pages.value)} pages with {verifier.name}", remove_on_exit=True) as _bar:
-            _state = {"done": 0}
-
-            def _progress(done, total, page):
-                if done > _state["done"]:
-                    _bar.update(increment=done - _state["done"], subtitle=f"{done} of {total} pages · {page}")
-                    _state["done"] = done
-
-            verified, _failures = verify_pages(workspace, pages.value, verifier, on_progress=_progress)
+        with progress_by_stage(f"Verifying with {verifier.name}") as _progress:
+            verified, _failures = verify_pages(workspace, pages.value, verifier, on_progress=lambda done, total, page: _progress(done, total, "pages"))
         if not mo.running_in_notebook():
             print(f"verified {len(verified)} pages with {verifier.name}, {len(_failures)} failed")
     _notes = [] if _run else [mo.md("_Stored scores are shown below; press **Verify** to score new or changed pages._")]
@@ -77,6 +70,7 @@ def _(pages, show, threshold, verified, workspace):
     _ = verified
     _rows = []
     _outdated = []
+    scored = {}  # (page, sentence) -> its stored score, for opening the source at its chunk
     for _page in pages.value:
         _stored = load_verification(workspace, _page)
         if _stored is None:
@@ -84,15 +78,16 @@ def _(pages, show, threshold, verified, workspace):
         if _stored.outdated:
             _outdated.append(_page)
         for _sentence in _stored.sentences:
+            scored[(_page, _sentence.sentence)] = _sentence
             _rows.append({
                 "page": _page, "sentence": _sentence.sentence, "score": round(_sentence.value, 3), "supported": _sentence.supported(threshold.value),
                 "why": _sentence.why(threshold.value) or "", "p_entailment": round(_sentence.p_entailment, 3), "p_contradiction": round(_sentence.p_contradiction, 3),
                 "weakest clause": _sentence.weakest_clause or "", "best excerpt": _sentence.excerpt or "", "source": f"{_sentence.excerpt_path} p.{_sentence.excerpt_page}" if _sentence.excerpt_path else "",
-                "outdated": _stored.outdated,
+                "chunk": f"c{_sentence.excerpt_chunk_id}" if _sentence.excerpt_chunk_id is not None else "", "outdated": _stored.outdated,
             })
     sentences = pl.DataFrame(_rows, schema={"page": pl.Utf8, "sentence": pl.Utf8, "score": pl.Float64, "supported": pl.Boolean, "why": pl.Utf8,
                                             "p_entailment": pl.Float64, "p_contradiction": pl.Float64, "weakest clause": pl.Utf8, "best excerpt": pl.Utf8,
-                                            "source": pl.Utf8, "outdated": pl.Boolean}).sort("score")
+                                            "source": pl.Utf8, "chunk": pl.Utf8, "outdated": pl.Boolean}).sort("score")
     if not mo.running_in_notebook():
         print(f"sentences: {sentences.height} rows, {sentences.filter(pl.col('supported')).height} supported at {threshold.value:g}, outdated pages: {len(_outdated)}")
     _shown = [mo.md("## Sentences, weakest first (score: NLI and fact checks, calibrated; why: what the excerpt lacks or opposes)")]
@@ -100,11 +95,36 @@ def _(pages, show, threshold, verified, workspace):
         _shown.append(mo.callout(mo.md("Outdated (the page or a source changed since): " + ", ".join(f"`{p}`" for p in _outdated)), kind="warn"))
     _listed = sentences.filter(~pl.col("supported")) if show.value == "unsupported only" else sentences.filter(pl.col("outdated")) if show.value == "outdated pages only" else sentences
     _shown.append(mo.md(f"{_listed.height} of {sentences.height} sentences shown ({sentences.filter(pl.col('supported')).height} supported at {threshold.value:g})"))
-    _shown.append(mo.ui.table(_listed, selection=None, page_size=15))
+    sentence_table = mo.ui.table(_listed, selection="single", page_size=15, label="Select a sentence to open its source at the chunk of its best excerpt")
+    _shown.append(sentence_table)
     if _listed.height:
         _shown.append(mo.download(data=_listed.write_csv().encode("utf-8"), filename="verification.csv", mimetype="text/csv", label="Download these rows (CSV)"))
     mo.vstack(_shown)
-    return (sentences,)
+    return scored, sentence_table, sentences
+
+
+@app.cell
+def _(scored, sentence_table, threshold, workspace):
+    mo.stop(not len(sentence_table.value) and sentence_table.data.is_empty())
+    _row = (sentence_table.value if len(sentence_table.value) else sentence_table.data).row(0, named=True)  # default: the weakest shown
+    _sentence = scored[(_row["page"], _row["sentence"])]
+    _source = source_at_chunk(workspace, _sentence)
+    _verdict = "supported" if _sentence.supported(threshold.value) else f"not supported: {_sentence.why(threshold.value)}"
+    _parts = [mo.md(f"**{_row['page']}** · score {_sentence.value:.2f}, {_verdict}"),
+              mo.md("> " + mark(_sentence.sentence, flagged_spans(_sentence.sentence, _sentence.flagged)))]
+    if _source is None:
+        _parts.append(mo.md("_Its source or chunk is no longer stored (re-ingested since): verify the page again._" if _sentence.excerpt_chunk_id is not None else "_No excerpt was stored for it._"))
+    else:
+        _where = f"`{_source.path}` p.{_source.page}" + (f" · {_source.breadcrumb}" if _source.breadcrumb else "") + f" · chunk c{_source.chunk_id}"
+        _parts += [mo.md(f"**Source at the chunk** {_where}" + ("" if _source.excerpt else " (the best excerpt no longer matches its text)")),
+                   mo.callout(mo.md(_source.marked()), kind="neutral")]
+        _around = {name: mo.md(text) for name, text in (("The chunk before it", _source.before), ("The chunk after it", _source.after)) if text}
+        if _around:
+            _parts.append(mo.accordion(_around))
+    if not mo.running_in_notebook():
+        print(f"source at chunk: {_row['page']} -> " + (f"{_source.path} c{_source.chunk_id}, excerpt {'marked' if _source.excerpt else 'not found'}" if _source else "none"))
+    mo.vstack(_parts)
+    return
 
 
 @app.cell

@@ -212,3 +212,15 @@ def test_citations_of_sources_with_any_file_name_are_links_lint_accepts(workspac
     page.write_text(page.read_text(encoding="utf-8").replace("](../", "](../missing-"), encoding="utf-8")  # control: a broken link is still found
     page.write_text(page.read_text(encoding="utf-8") + "\n[broken]: ../../sources/no%20such%20file.md\n", encoding="utf-8")
     assert [finding for finding in lint(workspace).findings if finding.kind == "broken-link"]
+
+
+def test_lint_reports_progress_by_stage_with_counts(planted):
+    workspace, *_ = planted
+    calls = []
+    lint(workspace, verifier=YearClash(), backend=Reply("yes"), on_progress=lambda done, total, stage: calls.append((done, total, stage)))
+    stages = list(dict.fromkeys(stage for _, _, stage in calls))
+    assert stages == ["pages", "sentence pairs"]
+    pages = [call for call in calls if call[2] == "pages"]
+    assert [done for done, _, _ in pages] == list(range(1, pages[0][1] + 1)) and pages[0][1] >= 3  # every page counted once, in order
+    pairs = [call for call in calls if call[2] == "sentence pairs"]
+    assert pairs[-1][0] == pairs[-1][1] > 0  # ends at its total

@@ -179,6 +179,12 @@ def test_review_notebook_in_a_real_browser_shows_stored_scores_and_the_threshold
         slider.focus()
         slider.press("Home")  # threshold 0: every sentence counts as supported
         page.get_by_text(f"{total} of {total} sentences shown ({total} supported at 0)").wait_for(timeout=30_000)
+        page.get_by_text("Source at the chunk", exact=True).wait_for(timeout=30_000)  # the weakest sentence's source, opened at its chunk ...
+        assert "Lisbon" in page.locator("mark").first.inner_text()  # ... with the changed fact marked in the sentence
+        second = page.get_by_role("row").nth(2)  # another sentence, selected: it and its own chunk open
+        sentence = second.get_by_role("cell").nth(2).inner_text().strip()
+        second.get_by_role("checkbox").click()
+        page.locator("blockquote").get_by_text(sentence[:40]).wait_for(timeout=30_000)
         page.get_by_text("unsupported only").click()  # none at threshold 0
         page.get_by_text(f"0 of {total} sentences shown").wait_for(timeout=30_000)
 
@@ -236,6 +242,7 @@ def test_review_notebook_shows_stored_scores_without_verifying(sample):
     assert "verified" not in stored.stdout  # nothing was re-scored ...
     rows = int(re.search(r"sentences: (\d+) rows", stored.stdout).group(1))
     assert rows > 0  # ... and the stored scores are there at once
+    assert re.search(r"source at chunk: wiki/summaries/otter.md -> sources/otter.txt c\d+, excerpt marked", stored.stdout), stored.stdout
     unverified = run_notebook("review.py", sample, "--page", "wiki/concepts/" + sorted(path.name for path in (sample / "wiki" / "concepts").glob("*.md"))[0])
     assert "sentences: 0 rows" in unverified.stdout  # control: a page never verified shows none
 

@@ -535,3 +535,37 @@ def test_verify_json_prints_every_sentence_with_verdict_score_reason_and_excerpt
     for sentence in record["sentences"]:
         assert 0 <= sentence["score"] <= 1 and 0 <= sentence["p_entailment"] <= 1
         assert sentence["excerpt"]["path"] == "sources/becquerel.md" and sentence["excerpt"]["chunk_id"] and len(sentence["excerpt"]["text"]) <= 300
+
+
+def test_a_sentence_opens_its_source_at_the_chunk_of_its_best_excerpt_with_the_excerpt_marked(workspace):
+    from llmwiki.verify import flagged_spans, mark, source_at_chunk
+
+    class Gullible:
+        name = "gullible-test"
+
+        def score(self, premises, hypotheses):
+            return np.array([[0.99, 0.005, 0.005]] * len(premises))
+
+    path = facts_page(workspace, "Becquerel was born in Lyon in 1852.")
+    sentence = verify_page(workspace, path, Gullible(), verbatim=False).sentences[0]
+    source = source_at_chunk(workspace, sentence)
+    assert source is not None and source.path == "sources/becquerel.md" and source.chunk_id == sentence.excerpt_chunk_id
+    start, end = source.excerpt
+    assert " ".join(source.text[start:end].split()) == sentence.excerpt  # the marked span is the stored excerpt
+    assert f"<mark>{source.text[start:end]}</mark>" in source.marked()
+    assert mark(sentence.sentence, flagged_spans(sentence.sentence, sentence.flagged)) == "Becquerel was born in <mark>Lyon</mark> in 1852."
+    (workspace.sources_dir / "becquerel.md").write_text("# Becquerel\n\nAn entirely new text about something else.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    assert source_at_chunk(workspace, sentence) is None  # its chunk is gone: the reviewer is told to verify again
+
+
+def test_excerpt_spans_survive_reflowed_whitespace_and_the_cut_at_the_excerpt_limit():
+    from llmwiki.verify import flagged_spans
+    from llmwiki.verify.page import EXCERPT_CHARS, excerpt_span
+
+    text = "Intro.\nThe quick  brown\nfox jumps. " + "word " * 100
+    assert excerpt_span(text, "The quick brown fox jumps.") == (7, text.index(" word"))
+    cut = " ".join(text.split())[:EXCERPT_CHARS]  # as stored: normalised, cut inside a word
+    assert excerpt_span(text, cut)[0] == 0
+    assert excerpt_span(text, "The quick red fox") is None  # control: words that are not there
+    assert flagged_spans("In 1955 and 19 more.", ["19"]) == [(12, 14)]  # whole words only, not inside 1955

@@ -433,6 +433,74 @@ def load_verification(workspace: Workspace, page_path: str) -> PageVerification 
                             source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated, method=header["method"] or "sentence")
 
 
+@dataclass(frozen=True)
+class SourceAtChunk:
+    """Where a sentence's best excerpt sits in its source: the chunk, its neighbours, the excerpt's span."""
+
+    path: str
+    page: int
+    chunk_id: int
+    breadcrumb: str
+    text: str
+    before: str | None  # the chunk before it in reading order, None at the start of the source
+    after: str | None
+    excerpt: tuple[int, int] | None  # the best excerpt's span in text; None where it can no longer be found
+
+    def marked(self) -> str:
+        """The chunk's text with the excerpt between <mark> tags, for Markdown."""
+        return mark(self.text, [self.excerpt] if self.excerpt else [])
+
+
+def source_at_chunk(workspace: Workspace, sentence: SentenceScore) -> SourceAtChunk | None:
+    """The source at the chunk a sentence's best excerpt came from; None when the sentence has no
+    excerpt, or its source or chunk is no longer stored (re-ingested since: verify again)."""
+    if sentence.excerpt_chunk_id is None or sentence.excerpt_path is None:
+        return None
+    document = workspace.store.document_by_path(sentence.excerpt_path)
+    if document is None:
+        return None
+    chunks = workspace.store.chunks(document.id)
+    position = next((index for index, chunk in enumerate(chunks) if chunk.id == sentence.excerpt_chunk_id), None)
+    if position is None:
+        return None
+    chunk = chunks[position]
+    return SourceAtChunk(
+        path=sentence.excerpt_path, page=chunk.page_number, chunk_id=sentence.excerpt_chunk_id, breadcrumb=chunk.breadcrumb_text, text=chunk.text,
+        before=chunks[position - 1].text if position else None, after=chunks[position + 1].text if position + 1 < len(chunks) else None,
+        excerpt=excerpt_span(chunk.text, sentence.excerpt or ""),
+    )
+
+
+def excerpt_span(text: str, excerpt: str) -> tuple[int, int] | None:
+    """Where a stored excerpt (whitespace-normalised, cut at EXCERPT_CHARS) sits in a chunk's text."""
+    words = excerpt.split()
+    if len(excerpt) >= EXCERPT_CHARS:
+        words = words[:-1]  # the cut may fall inside the last word
+    if not words:
+        return None
+    match = re.search(r"\s+".join(re.escape(word) for word in words), text)
+    return (match.start(), match.end()) if match else None
+
+
+def flagged_spans(sentence: str, words: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the words a fact check flagged (a name, a number) occur in the sentence, as whole words."""
+    spans = []
+    for word in words:
+        spans += [(match.start(), match.end()) for match in re.finditer(rf"(?<![\w]){re.escape(word)}(?![\w])", sentence)]
+    return sorted(set(spans))
+
+
+def mark(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """Text with each (non-overlapping, first wins) span between <mark> tags."""
+    out, at = [], 0
+    for start, end in sorted(spans):
+        if start < at:
+            continue
+        out += [text[at:start], "<mark>", text[start:end], "</mark>"]
+        at = end
+    return "".join(out) + text[at:]
+
+
 def verify_pages(workspace: Workspace, pages: Sequence[str], verifier, *, force: bool = False, on_progress: Callable[[int, int, str], None] | None = None) -> tuple[list[PageVerification], list[tuple[str, str]]]:
     """Verify many pages, continuing past failures: (results, [(page, reason)])."""
     results, failures = [], []
