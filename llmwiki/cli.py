@@ -228,7 +228,7 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
 def verify(pages, workspace_path, everything, changed, force, threshold, as_json) -> None:
     """Score each sentence of wiki pages against their sources (local NLI model and fact checks)."""
     from llmwiki.verify import pages_needing_verification, verify_pages, wiki_pages
-    from llmwiki.verify.nli import not_nli_note
+    from llmwiki.verify.nli import describe, not_nli_note
 
     workspace = _workspace(workspace_path)
     threshold = workspace.config.verification.threshold if threshold is None else threshold
@@ -252,7 +252,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
         if failures:
             sys.exit(2)
         return
-    table = Table(title=f"Verification ({verifier.name}, threshold {threshold:g})")
+    table = Table(title=f"Verification ({describe(verifier)}, threshold {threshold:g})")
     for column in ("page", "sentences", "supported", "re-scored", "outdated"):
         table.add_column(column)
     for result in results:

@@ -167,6 +167,7 @@ def _(saved_path):
 @app.cell
 def _(saved_path, verify_button, workspace):
     from llmwiki.verify import VerificationError, verify_page
+    from llmwiki.verify.nli import describe
 
     mo.stop(saved_path is None or not (verify_button.value or (args.save and not mo.running_in_notebook())))
     _verifier = workspace.verifier()
@@ -178,7 +179,7 @@ def _(saved_path, verify_button, workspace):
             print(f"verified: {len(_result.sentences)} sentences, {_result.supported_share(_threshold):.0%} supported ({_verifier.name})")
         _table = pl.DataFrame([{"sentence": s.sentence, "score": round(s.value, 3), "supported": s.supported(_threshold), "why": s.why(_threshold) or "",
                                 "p_entailment": round(s.p_entailment, 3), "best excerpt": s.excerpt or ""} for s in _result.sentences])
-        _view = mo.vstack([mo.md(f"**{_result.supported_share(_threshold):.0%}** of {len(_result.sentences)} sentences supported at {_threshold:g} ({_verifier.name})"), mo.ui.table(_table, selection=None)])
+        _view = mo.vstack([mo.md(f"**{_result.supported_share(_threshold):.0%}** of {len(_result.sentences)} sentences supported at {_threshold:g} ({describe(_verifier)})"), mo.ui.table(_table, selection=None)])
     except VerificationError as error:
         _view = mo.callout(mo.md(f"**Not verified.** {error}"), kind="warn")
     _view

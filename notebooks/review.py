@@ -11,7 +11,7 @@ with app.setup:
     import polars as pl
 
     from llmwiki.verify import flagged_spans, load_verification, mark, pages_needing_verification, source_at_chunk, verify_pages, wiki_pages
-    from llmwiki.verify.nli import not_nli_note
+    from llmwiki.verify.nli import describe, not_nli_note
     from llmwiki.notebook_args import inline_chart_data, parse_notebook_args, progress_by_stage
     from llmwiki.journal import open_workspace
 
@@ -31,7 +31,7 @@ def _():
     _needing = pages_needing_verification(workspace, pages_available)
     pages_needing = _needing
     mo.md(f"# Review\n\nWorkspace `{workspace.root}` · {len(pages_available)} pages, {len(_needing)} with no or an outdated verification · "
-          f"verifier **{verifier.name}** ({workspace.config.verification.model} in wiki_config.toml)")
+          f"verifier **{describe(verifier)}** ({workspace.config.verification.model} in wiki_config.toml)")
     return pages_available, pages_needing, verifier, workspace
 
 

@@ -310,11 +310,14 @@ def test_the_default_verifier_without_trained_weights_is_word_overlap(monkeypatc
 
 
 def test_the_shipped_model_is_the_default_and_reads_entailment_negation_and_conflict():
-    from llmwiki.verify.nli import load_verifier, shipped_weights
+    from llmwiki.verify.nli import describe, load_verifier, shipped_weights
 
     assert shipped_weights() is not None  # committed in llmwiki/verify/weights, checked by SHA256SUMS on load
     verifier = load_verifier(int8=True)
     assert verifier.name == "llmwiki-nli" and verifier.contradictions
+    digest = (shipped_weights() / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
+    assert describe(verifier) == f"llmwiki-nli (weights sha256 {digest[:12]}, int8)"  # what a reviewer is shown: which weights scored
+    assert describe(load_verifier("lexical-overlap")) == "lexical-overlap"  # control: no weights, nothing added
     premise = "Alessandro Volta invented the electric battery in 1800. He was born in Como."
     scores = verifier.score([premise] * 4, ["Volta invented the battery.", "Volta did not invent the battery.", "Volta was born in Paris.", "Volta was born in Como."])
     entailment, negated, conflict, second = scores

@@ -75,8 +75,12 @@ class NLIVerifier:
 
     prefers_clauses = True  # page verification scores each clause (see llmwiki.verify.page.clauses)
 
-    def __init__(self, model, *, device: str | None = None, max_length: int = 256, batch_size: int = 32, tokenizer=None, name: str | None = None, int8: bool = False) -> None:
+    def __init__(self, model, *, device: str | None = None, max_length: int = 256, batch_size: int = 32, tokenizer=None, name: str | None = None, int8: bool = False,
+                 version: str | None = None) -> None:
         """model: a hub id or local path, or an already loaded model (with its tokenizer).
+
+        version: which weights, for the reviewer (the shipped model: its weights' sha256); by
+        default the hub commit a downloaded model came from, where transformers recorded it.
 
         int8: on a CPU, quantize the linear layers' weights to int8 (dynamic
         quantization): faster, with slightly different scores.
@@ -97,6 +101,7 @@ class NLIVerifier:
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device).eval()
+        self.int8 = False
         if int8 and self.device == "cpu":
             import warnings
 
@@ -105,9 +110,12 @@ class NLIVerifier:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 try:
                     self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear}, dtype=torch.qint8)
+                    self.int8 = True
                 except (AttributeError, ImportError, RuntimeError) as err:  # a torch without them: full precision, slower
                     logging.getLogger("llmwiki").warning("int8 quantization unavailable (%s); the NLI model runs in full precision", err)
         self.columns = label_columns(self.model.config.id2label)
+        commit = getattr(self.model.config, "_commit_hash", None)
+        self.version = version or (f"commit {commit[:12]}" if isinstance(commit, str) else None)
         self.contradictions = "contradiction" in self.columns  # a real P(contradiction), which lint needs; 2-way models have none
         self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
         self.batch_size = batch_size
@@ -205,9 +213,17 @@ def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length:
     if model == NLI_MODEL:
         from llmwiki.verify.train import WEIGHTS_DIR, load_shipped
 
-        loaded, tokenizer = load_shipped(shipped_weights() or WEIGHTS_DIR)  # absent weights: an error saying how to train them
-        return NLIVerifier(loaded, tokenizer=tokenizer, name=NLI_MODEL, int8=int8, max_length=max_length)
+        folder = shipped_weights() or WEIGHTS_DIR
+        loaded, tokenizer = load_shipped(folder)  # absent weights: an error saying how to train them
+        digest = (folder / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
+        return NLIVerifier(loaded, tokenizer=tokenizer, name=NLI_MODEL, int8=int8, max_length=max_length, version=f"weights sha256 {digest[:12]}")
     return NLIVerifier(model, int8=int8, max_length=max_length)
+
+
+def describe(verifier) -> str:
+    """The verifier as a reviewer should see it: its name, which weights, and int8 where quantized."""
+    details = [detail for detail in (getattr(verifier, "version", None), "int8" if getattr(verifier, "int8", False) else None) if detail]
+    return verifier.name + (f" ({', '.join(details)})" if details else "")
 
 
 def not_nli_note(verifier) -> str | None:
