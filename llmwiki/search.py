@@ -4,10 +4,14 @@ Where the index lives. Postings (chunk, term, term frequency) are written to
 DuckDB by the store in the same transaction as the chunks they describe, with
 DuckDB's FTS stemmer and stopword list, so the stored index is never behind
 the chunks. For speed, each process keeps an in-memory copy of the postings
-as a term-major CSR matrix of BM25 weights, tagged with the store's search
-digest (a generation counter bumped by every chunk or status write, plus the
-chunk count and maximum id). Every search reads the digest first and reloads
-the copy when it differs, so a stale copy is never used to answer.
+as term-sorted arrays, tagged with the store's search digest (a generation
+counter moved by a random step at every chunk or status write, plus the
+chunk, posting and embedding counts). Every search reads the digest first
+(only when the store's files changed) and refreshes the copy when it differs,
+so a stale copy is never used to answer. A full load writes the postings to a
+cache file beside the store; the next process starts from it when its digest
+is the store's, so the first search of a CLI call or a notebook does not
+rebuild the arrays from SQL.
 
 Scoring is Okapi BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N - df + 0.5)
 / (df + 0.5)), as DuckDB's ``match_bm25`` computes it (which uses log10: the
@@ -23,13 +27,16 @@ nothing in scope matched, or N of M matched and K are shown.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import pyarrow as pa
 import Stemmer
 
 from llmwiki import store as store_module
@@ -47,6 +54,7 @@ B = 0.75
 RRF_K = 60
 FUSION_DEPTH = 100
 MAX_QUERY_CHARS = 20_000
+CACHE_REWRITE_POSTINGS = 5_000_000  # an incremental refresh rewrites the cache up to this many postings (~60 MB); beyond, only full loads do
 
 
 @dataclass(frozen=True)
@@ -174,9 +182,12 @@ class _Snapshot:
     """The in-memory copy of the postings, refreshed in place when the store changes.
 
     Postings are kept sorted by term id (so each term is one slice) as parallel
-    arrays of chunk position and term frequency. BM25 weights are computed at
-    query time for the query's slices only, so a refresh after an insert
-    merges the new postings in and touches nothing else.
+    arrays of chunk position (int32) and term frequency (float32): 8 bytes a
+    posting plus 4 for its term. BM25 weights are computed at query time for
+    the query's slices only, so a refresh after an insert merges the new
+    postings in and touches nothing else. Display fields are Arrow arrays, not
+    Python objects: a full load reads the postings sorted by term and lets
+    Arrow number the terms, with no Python loop over postings or chunks.
     """
 
     PREVIEW_CHARS = 1000
@@ -187,22 +198,32 @@ class _Snapshot:
         self.digest: tuple | None = None
         self.stopwords: frozenset[str] = frozenset()
         self.vocabulary: dict[str, int] = {}
-        self.posting_term = np.zeros(0, dtype=np.int64)  # sorted
-        self.posting_chunk = np.zeros(0, dtype=np.int64)  # chunk id
+        self.posting_term = np.zeros(0, dtype=np.int32)  # sorted
+        self.columns = np.zeros(0, dtype=np.int32)  # position in chunk_ids of each posting
         self.posting_tf = np.zeros(0, dtype=np.float32)
-        self.columns = np.zeros(0, dtype=np.int64)  # position in chunk_ids of each posting
         self.indptr = np.zeros(1, dtype=np.int64)
         self.chunk_ids = np.zeros(0, dtype=np.int64)
         self.lengths = np.zeros(0, dtype=np.float64)
         self.searchable = np.zeros(0, dtype=bool)
         self.is_wiki = np.zeros(0, dtype=bool)
         self.stale = np.zeros(0, dtype=bool)
-        self.display: dict[int, tuple] = {}
+        self.display = store_module.search_chunk_display_empty()  # one row per chunk position
+        self.documents: dict[int, tuple[str, str | None]] = {}  # id -> (path, title)
         self.embedding_model: str | None = None
         self.vectors: np.ndarray | None = None  # one row per chunk position; zero rows lack a vector
         self.has_vector = np.zeros(0, dtype=bool)
+        self.loaded = False  # the postings reflect some state of the store (loaded, or read from the cache)
         self.full_loads = 0
         self.incremental_loads = 0
+        self.cache_reads = 0
+        self.cached_digest: tuple | None = None  # the digest of the postings last written to or read from the cache
+
+    @property
+    def memory_bytes(self) -> int:
+        """What the copy holds in memory: postings, per-chunk arrays, display columns and vectors."""
+        arrays = (self.posting_term, self.columns, self.posting_tf, self.indptr, self.chunk_ids, self.lengths, self.searchable, self.is_wiki, self.stale, self.has_vector)
+        vectors = self.vectors.nbytes if self.vectors is not None else 0
+        return sum(array.nbytes for array in arrays) + self.display.nbytes + vectors
 
     def neighbours(self, term: str) -> list[str]:
         """Vocabulary terms one slip from term (``one_slip``); only the vocabulary's alphabet is kept, per vocabulary size."""
@@ -210,40 +231,44 @@ class _Snapshot:
             self._alphabet, self._alphabet_size = frozenset("".join(self.vocabulary)), len(self.vocabulary)
         return sorted(known for known in one_slip(term, self._alphabet) if known in self.vocabulary)
 
-    def refresh(self, conn) -> None:
+    def refresh(self, conn, cache: Path | None = None) -> None:
+        """Bring the copy up to the store's digest: incrementally where it can, else in full.
+
+        cache: a file of the postings next to the store (see ``_read_cache``); a new process
+        starts from it when it matches the store, and a full load writes it.
+        """
         digest = store_module.search_digest(conn)
         if digest == self.digest:
             return
         if not self.stopwords:
             self.stopwords = store_module.search_stopwords(conn)
+        if self.digest is None and cache is not None:
+            self._read_cache(cache, digest)
         flags = store_module.search_chunk_flags(conn)
         chunk_ids = flags.column("id").to_numpy()
         previous_max = int(self.chunk_ids[-1]) if len(self.chunk_ids) else 0
-        incremental = self.digest is not None
+        display_whole = self.display.num_rows != len(self.chunk_ids)  # nothing shown yet (a new copy, or read from the cache)
+        incremental = self.loaded
         if incremental:
-            removed = np.setdiff1d(self.chunk_ids, chunk_ids, assume_unique=True)
-            if len(removed):
-                keep = ~np.isin(self.posting_chunk, removed)
-                self.posting_term, self.posting_chunk, self.posting_tf = self.posting_term[keep], self.posting_chunk[keep], self.posting_tf[keep]
-                self.columns = np.searchsorted(chunk_ids, self.posting_chunk)
-                for chunk_id in removed.tolist():
-                    self.display.pop(chunk_id, None)
+            kept = np.isin(self.chunk_ids, chunk_ids, assume_unique=True)
+            if not kept.all():
+                keep = kept[self.columns]
+                self.posting_term, self.posting_tf = self.posting_term[keep], self.posting_tf[keep]
+                self.columns = np.searchsorted(chunk_ids, self.chunk_ids[self.columns[keep]]).astype(np.int32)
+                if not display_whole:
+                    self.display = self.display.filter(pa.array(kept))
             self._merge(store_module.search_postings(conn, after_chunk_id=previous_max), chunk_ids)
             # A rebuild rewrites the postings of old chunks too; counts then disagree.
             incremental = len(self.posting_term) == digest[3]
         if not incremental:
-            self.vocabulary, self.display = {}, {}
-            self.posting_term = np.zeros(0, dtype=np.int64)
-            self.posting_chunk = np.zeros(0, dtype=np.int64)
-            self.posting_tf = np.zeros(0, dtype=np.float32)
-            self.columns = np.zeros(0, dtype=np.int64)
-            self._merge(store_module.search_postings(conn), chunk_ids)
-            previous_max = 0
+            self._load_all(store_module.search_postings(conn, by_term=True), chunk_ids)
             self.full_loads += 1
+            display_whole = True
         else:
             self.incremental_loads += 1
-        display = store_module.search_chunk_display(conn, after_chunk_id=previous_max, preview_chars=self.PREVIEW_CHARS)
-        self.display.update(zip(display.column("id").to_pylist(), zip(*(display.column(index).to_pylist() for index in range(1, display.num_columns)))))
+        added = store_module.search_chunk_display(conn, after_chunk_id=0 if display_whole else previous_max, preview_chars=self.PREVIEW_CHARS)
+        self.display = added.combine_chunks() if display_whole else pa.concat_tables([self.display, added]).combine_chunks()
+        self.documents = store_module.search_documents(conn)
         self.chunk_ids = chunk_ids
         self.searchable = flags.column("searchable").to_numpy(zero_copy_only=False).astype(bool)
         self.is_wiki = flags.column("is_wiki").to_numpy(zero_copy_only=False).astype(bool)
@@ -252,7 +277,48 @@ class _Snapshot:
         self.indptr = np.concatenate(([0], np.cumsum(np.bincount(self.posting_term, minlength=len(self.vocabulary))))).astype(np.int64)
         if self.embedding_model is not None:
             self._load_vectors(conn)
-        self.digest = digest
+        self.loaded, self.digest = True, digest
+        if cache is not None and digest != self.cached_digest and (not incremental or len(self.posting_term) <= CACHE_REWRITE_POSTINGS):
+            self._write_cache(cache)
+
+    def _read_cache(self, cache: Path, digest: tuple) -> bool:
+        """Start from the cached postings when they were written at this very digest (the store's
+        generation moves by a random step at every write, so an equal digest is the same history).
+        A missing, damaged or older cache is ignored: the full load that follows rewrites it."""
+        try:
+            with np.load(cache, allow_pickle=False) as saved:
+                if tuple(saved["digest"].tolist()) != tuple(digest):
+                    return False
+                terms = saved["terms"].tobytes().decode("utf-8").split("\n") if saved["terms"].size else []
+                self.vocabulary = dict(zip(terms, range(len(terms))))
+                self.posting_term, self.columns, self.posting_tf = saved["posting_term"], saved["columns"], saved["posting_tf"]
+                self.chunk_ids = saved["chunk_ids"]
+        except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile):
+            return False
+        self.loaded, self.cache_reads, self.cached_digest = True, self.cache_reads + 1, tuple(digest)
+        return True
+
+    def _write_cache(self, cache: Path) -> None:
+        """Write the postings next to the store, atomically; a failure only costs the next process a full load."""
+        partial = cache.with_name(f"{cache.name}.{os.getpid()}.partial")
+        terms = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
+        try:
+            with open(partial, "wb") as handle:
+                np.savez(handle, digest=np.asarray(self.digest, dtype=np.int64), terms=np.frombuffer("\n".join(terms).encode("utf-8"), dtype=np.uint8),
+                         posting_term=self.posting_term, columns=self.columns, posting_tf=self.posting_tf, chunk_ids=self.chunk_ids)
+            os.replace(partial, cache)
+            self.cached_digest = self.digest
+        except OSError:
+            partial.unlink(missing_ok=True)
+
+    def _load_all(self, postings, chunk_ids: np.ndarray) -> None:
+        """Replace the postings with a full set, sorted by term: Arrow numbers the terms in that order."""
+        encoded = postings.column("term").combine_chunks().dictionary_encode() if postings.num_rows else None
+        terms = encoded.dictionary.to_pylist() if encoded is not None else []
+        self.vocabulary = dict(zip(terms, range(len(terms))))
+        self.posting_term = encoded.indices.to_numpy().astype(np.int32) if encoded is not None else np.zeros(0, dtype=np.int32)
+        self.columns = np.searchsorted(chunk_ids, postings.column("chunk_id").to_numpy()).astype(np.int32)
+        self.posting_tf = postings.column("tf").to_numpy().astype(np.float32)
 
     def want_vectors(self, conn, model: str) -> None:
         """Keep vectors of model in memory from now on (loaded now if needed)."""
@@ -273,17 +339,16 @@ class _Snapshot:
         self.has_vector[positions] = True
 
     def _merge(self, postings, chunk_ids: np.ndarray) -> None:
-        """Insert new postings into the term-sorted arrays (chunk_ids: all chunks, sorted)."""
+        """Insert a few new postings into the term-sorted arrays (chunk_ids: all chunks, sorted)."""
         vocabulary = self.vocabulary
         terms = postings.column("term").to_pylist()
-        term_ids = np.fromiter((vocabulary.setdefault(term, len(vocabulary)) for term in terms), dtype=np.int64, count=len(terms))
+        term_ids = np.fromiter((vocabulary.setdefault(term, len(vocabulary)) for term in terms), dtype=np.int32, count=len(terms))
         order = np.argsort(term_ids, kind="stable")
         term_ids = term_ids[order]
         at = np.searchsorted(self.posting_term, term_ids, side="right")
         self.posting_term = np.insert(self.posting_term, at, term_ids)
-        self.posting_chunk = np.insert(self.posting_chunk, at, postings.column("chunk_id").to_numpy()[order])
         self.posting_tf = np.insert(self.posting_tf, at, postings.column("tf").to_numpy().astype(np.float32)[order])
-        self.columns = np.insert(self.columns, at, np.searchsorted(chunk_ids, postings.column("chunk_id").to_numpy()[order]))
+        self.columns = np.insert(self.columns, at, np.searchsorted(chunk_ids, postings.column("chunk_id").to_numpy()[order]).astype(np.int32))
 
     def in_scope(self, scope: str) -> np.ndarray:
         if scope == "wiki":
@@ -322,20 +387,25 @@ class _Snapshot:
 
     def hit(self, position: int, score: float, preview_chars: int) -> Hit:
         chunk_id = int(self.chunk_ids[position])
-        document_id, path, title, page, breadcrumb, preview = self.display[chunk_id]
-        preview = _preview(preview, preview_chars)
+        row = self.display.slice(position, 1).to_pylist()[0]
+        path, title = self.documents[row["document_id"]]
         return Hit(
             chunk_id=chunk_id,
-            document_id=document_id,
+            document_id=row["document_id"],
             path=path,
             title=title,
             kind="wiki" if self.is_wiki[position] else "source",
-            page=page,
-            breadcrumb=tuple(part for part in breadcrumb.split(BREADCRUMB_SEPARATOR) if part),
+            page=row["page_number"],
+            breadcrumb=tuple(part for part in (row["breadcrumb"] or "").split(BREADCRUMB_SEPARATOR) if part),
             score=score,
-            preview=preview,
+            preview=_preview(row["preview"], preview_chars),
             stale=bool(self.stale[position]),
         )
+
+
+def search_cache_path(store_path: Path) -> Path:
+    """Where a store file's search postings are cached: beside it (``store.duckdb.search-cache.npz``)."""
+    return store_path.with_name(store_path.name + ".search-cache.npz")
 
 
 class SearchIndex:
@@ -433,7 +503,7 @@ class SearchIndex:
             stamp = _file_stamp(self.store.path)
             if stamp != self._stamp or self._snapshot.digest is None or self.store.in_memory:  # no file to stamp: ask the digest
                 with self.store.connect() as conn:
-                    self._snapshot.refresh(conn)
+                    self._snapshot.refresh(conn, cache=None if self.store.in_memory else search_cache_path(self.store.path))
                 self._stamp = _file_stamp(self.store.path)
             return self._snapshot
 
@@ -588,7 +658,7 @@ def _english_stopwords() -> frozenset[str]:
 
 
 def _preview(text: str, preview_chars: int) -> str:
-    text = text.strip()
+    text = " ".join(text.split())
     return text[: preview_chars - 1].rstrip() + "…" if len(text) > preview_chars else text
 
 

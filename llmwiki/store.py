@@ -231,7 +231,9 @@ def _delete_verifications(conn: duckdb.DuckDBPyConnection, page_id: int) -> None
 
 
 def _bump_generation(conn: duckdb.DuckDBPyConnection) -> None:
-    conn.execute("UPDATE search_state SET value = value + 1 WHERE key = 'generation'")
+    # A random step, not +1: two histories of one store (a restored snapshot written on) never share a
+    # generation, so a search cache written at one digest is never taken for another (search.py).
+    conn.execute("UPDATE search_state SET value = value + 1 + floor(random() * 4294967296)::BIGINT WHERE key = 'generation'")
 
 
 def m003_chunk_embeddings(conn: duckdb.DuckDBPyConnection) -> None:
@@ -554,7 +556,7 @@ class Store:
                         conn.execute(f'DELETE FROM main."{table}"')
                         conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
                     _advance_sequences(conn)
-                    conn.execute("UPDATE search_state SET value = greatest(value, ?) + 1 WHERE key = 'generation'", [generation])
+                    conn.execute("UPDATE search_state SET value = greatest(value, ?) + 1 + floor(random() * 4294967296)::BIGINT WHERE key = 'generation'", [generation])
             except duckdb.Error as err:
                 if _is_damage(err):
                     raise Store(path).damaged(err) from err
@@ -1008,23 +1010,31 @@ def search_chunk_flags(conn: duckdb.DuckDBPyConnection) -> pa.Table:
 
 
 def search_chunk_display(conn: duckdb.DuckDBPyConnection, *, after_chunk_id: int, preview_chars: int) -> pa.Table:
-    """Display fields of the chunks with an id above after_chunk_id, by id."""
+    """Display fields of the chunks with an id above after_chunk_id, by id (the text cut, not normalised)."""
     return conn.execute(
         """
-        SELECT chunks.id, chunks.document_id, documents.path, documents.title, chunks.page_number, chunks.breadcrumb,
-               left(regexp_replace(chunks.text, '\\s+', ' ', 'g'), ?) AS preview
-        FROM chunks JOIN documents ON documents.id = chunks.document_id
-        WHERE chunks.id > ?
-        ORDER BY chunks.id
+        SELECT document_id, page_number, breadcrumb, left(text, ?) AS preview
+        FROM chunks WHERE id > ? ORDER BY id
         """,
         [preview_chars + 1, after_chunk_id],
     ).to_arrow_table()
 
 
-def search_postings(conn: duckdb.DuckDBPyConnection, *, after_chunk_id: int = 0) -> pa.Table:
-    """Postings (chunk_id, term, tf) of the chunks with an id above after_chunk_id."""
+def search_chunk_display_empty() -> pa.Table:
+    """search_chunk_display's columns with no rows."""
+    return pa.table({"document_id": pa.array([], pa.int64()), "page_number": pa.array([], pa.int32()),
+                     "breadcrumb": pa.array([], pa.string()), "preview": pa.array([], pa.string())})
+
+
+def search_documents(conn: duckdb.DuckDBPyConnection) -> dict[int, tuple[str, str | None]]:
+    """Every document's id -> (path, title), for search hits."""
+    return {row[0]: (row[1], row[2]) for row in conn.execute("SELECT id, path, title FROM documents").fetchall()}
+
+
+def search_postings(conn: duckdb.DuckDBPyConnection, *, after_chunk_id: int = 0, by_term: bool = False) -> pa.Table:
+    """Postings (chunk_id, term, tf) of the chunks with an id above after_chunk_id; sorted by term when by_term."""
     return conn.execute(
-        "SELECT chunk_id, term, tf FROM chunk_terms WHERE chunk_id > ?", [after_chunk_id]
+        f"SELECT chunk_id, term, tf FROM chunk_terms WHERE chunk_id > ?{' ORDER BY term' if by_term else ''}", [after_chunk_id]
     ).to_arrow_table()
 
 

@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmwiki.ingest import ingest_file
-from llmwiki.search import SearchIndex, search
+from llmwiki.search import SearchIndex, search, search_cache_path
 from llmwiki.store import load_fts
 
 DOCS = {
@@ -207,9 +208,76 @@ def test_incremental_refresh_scores_like_a_fresh_load(corpus, count_tokens):
     assert ingest_file(corpus, corpus.root / "sources/otters.md", count_tokens=count_tokens).action == "updated"  # chunks replaced
     incremental = warm.search("otters kelp urchins", mode="any")
     assert warm._snapshot.incremental_loads >= 1
-    fresh = SearchIndex(corpus.store).search("otters kelp urchins", mode="any")
+    fresh = fresh_index(corpus.store).search("otters kelp urchins", mode="any")
     assert [(hit.chunk_id, round(hit.score, 5)) for hit in incremental.hits] == [(hit.chunk_id, round(hit.score, 5)) for hit in fresh.hits]
     assert "sources/more.md" in paths(incremental) and "sources/kelp.md" not in paths(incremental)
+
+
+def fresh_index(store) -> SearchIndex:
+    """A new process's index with no cache to start from: it loads every posting from SQL."""
+    search_cache_path(store.path).unlink(missing_ok=True)
+    return SearchIndex(store)
+
+
+def ranked(result) -> list[tuple]:
+    return [(hit.chunk_id, hit.path, round(hit.score, 6), hit.preview) for hit in result.hits]
+
+
+QUERIES = ("otters kelp urchins", "volta pile 1800", "angoulême budget", "mammal")
+
+
+@pytest.mark.duckdb_only  # the cache of the in-process copy; PostgreSQL searches in the server
+def test_a_new_process_starts_from_the_search_cache_and_answers_as_a_full_load(corpus):
+    first = fresh_index(corpus.store)
+    expected = [ranked(first.search(query, mode="any")) for query in QUERIES]
+    assert first._snapshot.full_loads == 1 and search_cache_path(corpus.store.path).is_file()  # a full load writes the cache
+    second = SearchIndex(corpus.store)  # the next process
+    assert [ranked(second.search(query, mode="any")) for query in QUERIES] == expected
+    assert second._snapshot.cache_reads == 1 and second._snapshot.full_loads == 0  # from the cache, not from SQL
+    assert second._snapshot.memory_bytes > 0
+
+
+@pytest.mark.duckdb_only
+def test_a_search_cache_from_another_state_of_the_store_is_not_taken_for_this_one(corpus, count_tokens):
+    fresh_index(corpus.store).search("otters")  # the cache, at this state
+    path = corpus.sources_dir / "narwhal.md"
+    path.write_text("# Narwhal\n\nThe narwhal has a long tusk, like otters have whiskers.\n", encoding="utf-8")
+    ingest_file(corpus, path, count_tokens=count_tokens)  # written by another process: the cache is now behind
+    later = SearchIndex(corpus.store)
+    assert paths(later.search("narwhal")) == ["sources/narwhal.md"] and later._snapshot.cache_reads == 0
+    expected = [ranked(fresh_index(corpus.store).search(query, mode="any")) for query in QUERIES]
+    assert [ranked(later.search(query, mode="any")) for query in QUERIES] == expected
+
+
+@pytest.mark.duckdb_only
+@pytest.mark.parametrize("damage", [b"", b"not a zip file at all", None])
+def test_a_damaged_search_cache_is_ignored_and_rewritten(corpus, damage):
+    expected = [ranked(fresh_index(corpus.store).search(query, mode="any")) for query in QUERIES]
+    cache = search_cache_path(corpus.store.path)
+    if damage is None:  # a cache cut short (a crash while another writer had it half-written would leave a .partial instead)
+        cache.write_bytes(cache.read_bytes()[: cache.stat().st_size // 2])
+    else:
+        cache.write_bytes(damage)
+    index = SearchIndex(corpus.store)
+    assert [ranked(index.search(query, mode="any")) for query in QUERIES] == expected
+    assert index._snapshot.cache_reads == 0 and index._snapshot.full_loads == 1
+    assert SearchIndex(corpus.store).search("otters").hits and np.load(cache)["digest"].size == 5  # rewritten whole
+
+
+@pytest.mark.duckdb_only
+def test_every_write_moves_the_generation_by_a_random_step(corpus, count_tokens):
+    def generation():
+        with corpus.store.connect() as conn:
+            return conn.execute("SELECT value FROM search_state WHERE key = 'generation'").fetchone()[0]
+
+    steps = []
+    for name in ("a", "b", "c"):
+        before = generation()
+        path = corpus.sources_dir / f"{name}.md"
+        path.write_text(f"# {name}\n\nA note about {name} and otters.\n", encoding="utf-8")
+        ingest_file(corpus, path, count_tokens=count_tokens)
+        steps.append(generation() - before)
+    assert all(step >= 1 for step in steps) and len(set(steps)) == 3  # forward, never the same step twice (w.h.p.)
 
 
 class WordHashEmbedder:
