@@ -248,7 +248,7 @@ class _Snapshot:
         chunk_ids = flags.column("id").to_numpy()
         previous_max = int(self.chunk_ids[-1]) if len(self.chunk_ids) else 0
         display_whole = self.display.num_rows != len(self.chunk_ids)  # nothing shown yet (a new copy, or read from the cache)
-        incremental = self.loaded
+        incremental = self.loaded and (self.digest is None or self.digest[5] == digest[5])  # a rebuild rewrote every posting: load in full
         if incremental:
             kept = np.isin(self.chunk_ids, chunk_ids, assume_unique=True)
             if not kept.all():
@@ -258,8 +258,7 @@ class _Snapshot:
                 if not display_whole:
                     self.display = self.display.filter(pa.array(kept))
             self._merge(store_module.search_postings(conn, after_chunk_id=previous_max), chunk_ids)
-            # A rebuild rewrites the postings of old chunks too; counts then disagree.
-            incremental = len(self.posting_term) == digest[3]
+            incremental = len(self.posting_term) == digest[3]  # else some write the merge cannot follow: load in full
         if not incremental:
             self._load_all(store_module.search_postings(conn, by_term=True), chunk_ids)
             self.full_loads += 1
