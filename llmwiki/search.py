@@ -201,6 +201,7 @@ class _Snapshot:
         self.posting_term = np.zeros(0, dtype=np.int32)  # sorted
         self.columns = np.zeros(0, dtype=np.int32)  # position in chunk_ids of each posting
         self.posting_tf = np.zeros(0, dtype=np.float32)
+        self.weights = np.zeros(0, dtype=np.float32)  # each posting's BM25 weight (``_weigh``)
         self.indptr = np.zeros(1, dtype=np.int64)
         self.chunk_ids = np.zeros(0, dtype=np.int64)
         self.lengths = np.zeros(0, dtype=np.float64)
@@ -221,7 +222,7 @@ class _Snapshot:
     @property
     def memory_bytes(self) -> int:
         """What the copy holds in memory: postings, per-chunk arrays, display columns and vectors."""
-        arrays = (self.posting_term, self.columns, self.posting_tf, self.indptr, self.chunk_ids, self.lengths, self.searchable, self.is_wiki, self.stale, self.has_vector)
+        arrays = (self.posting_term, self.columns, self.posting_tf, self.weights, self.indptr, self.chunk_ids, self.lengths, self.searchable, self.is_wiki, self.stale, self.has_vector)
         vectors = self.vectors.nbytes if self.vectors is not None else 0
         return sum(array.nbytes for array in arrays) + self.display.nbytes + vectors
 
@@ -274,6 +275,7 @@ class _Snapshot:
         self.stale = flags.column("stale").to_numpy(zero_copy_only=False).astype(bool)
         self.lengths = np.bincount(self.columns, weights=self.posting_tf, minlength=len(self.chunk_ids))
         self.indptr = np.concatenate(([0], np.cumsum(np.bincount(self.posting_term, minlength=len(self.vocabulary))))).astype(np.int64)
+        self._weigh()
         if self.embedding_model is not None:
             self._load_vectors(conn)
         self.loaded, self.digest = True, digest
@@ -356,31 +358,35 @@ class _Snapshot:
             return self.searchable & ~self.is_wiki
         return self.searchable
 
-    def score(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(BM25 score, number of query terms matched) for every chunk.
+    def _weigh(self) -> None:
+        """Each posting's BM25 weight, computed once per refresh rather than at every query.
 
-        Statistics (N, average length, df) count searchable chunks only, as if
-        failed documents were not there.
+        Statistics (N, average length, df) count searchable chunks only, as if failed documents
+        were not there; their postings weigh 0 (and their chunks are out of every scope).
         """
+        live = self.searchable[self.columns]
+        document_count = int(self.searchable.sum())
+        self.weights = np.zeros(len(self.columns), dtype=np.float32)
+        if document_count == 0 or not live.any():
+            return
+        average_length = max(float(self.lengths[self.searchable].sum()) / document_count, 1e-9)
+        frequency = np.bincount(self.posting_term[live], minlength=len(self.vocabulary)).astype(np.float64)
+        idf = np.log1p((document_count - frequency + 0.5) / (frequency + 0.5))
+        tf = self.posting_tf.astype(np.float64)
+        norm = K1 * (1 - B + B * self.lengths[self.columns] / average_length)
+        self.weights = np.where(live, idf[self.posting_term] * tf * (K1 + 1) / (tf + norm), 0.0).astype(np.float32)
+
+    def score(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(BM25 score, number of query terms matched) for every chunk (see ``_weigh``)."""
         scores = np.zeros(len(self.chunk_ids), dtype=np.float64)
         matched = np.zeros(len(self.chunk_ids), dtype=np.int32)
-        document_count = int(self.searchable.sum())
-        if document_count == 0:
-            return scores, matched
-        average_length = max(float(self.lengths[self.searchable].sum()) / document_count, 1e-9)
         for term in terms:
             row = self.vocabulary.get(term)
             if row is None:
                 continue
             begin, end = self.indptr[row], self.indptr[row + 1]
             columns = self.columns[begin:end]
-            live = self.searchable[columns]
-            columns, tf = columns[live], self.posting_tf[begin:end][live].astype(np.float64)
-            if len(columns) == 0:
-                continue
-            idf = np.log1p((document_count - len(columns) + 0.5) / (len(columns) + 0.5))
-            norm = K1 * (1 - B + B * self.lengths[columns] / average_length)
-            scores[columns] += idf * tf * (K1 + 1) / (tf + norm)
+            scores[columns] += self.weights[begin:end]
             matched[columns] += 1
         return scores, matched
 
