@@ -284,11 +284,14 @@ class _Snapshot:
 
     def _read_cache(self, cache: Path, digest: tuple) -> bool:
         """Start from the cached postings when they were written at this very digest (the store's
-        generation moves by a random step at every write, so an equal digest is the same history).
-        A missing, damaged or older cache is ignored: the full load that follows rewrites it."""
+        generation moves by a random step at every write, so an equal digest is the same history),
+        or at an earlier state of the same lineage (``store.search_digest``): the refresh then merges
+        in what changed since, as it does in a running process. A missing or damaged cache, or one
+        of another lineage, is ignored: the full load that follows rewrites it."""
         try:
             with np.load(cache, allow_pickle=False) as saved:
-                if tuple(saved["digest"].tolist()) != tuple(digest):
+                written_at = tuple(saved["digest"].tolist())
+                if written_at != tuple(digest) and not (len(written_at) == len(digest) and written_at[5] == digest[5] != 0):
                     return False
                 terms = saved["terms"].tobytes().decode("utf-8").split("\n") if saved["terms"].size else []
                 self.vocabulary = dict(zip(terms, range(len(terms))))
@@ -296,7 +299,7 @@ class _Snapshot:
                 self.chunk_ids = saved["chunk_ids"]
         except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile):
             return False
-        self.loaded, self.cache_reads, self.cached_digest = True, self.cache_reads + 1, tuple(digest)
+        self.loaded, self.cache_reads, self.cached_digest = True, self.cache_reads + 1, written_at
         return True
 
     def _write_cache(self, cache: Path) -> None:

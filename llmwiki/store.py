@@ -235,9 +235,10 @@ def _delete_verifications(conn: duckdb.DuckDBPyConnection, page_id: int) -> None
     conn.execute("DELETE FROM page_verifications WHERE page_id = ?", [page_id])
 
 
-def _mark_rebuilt(conn: duckdb.DuckDBPyConnection) -> None:
-    """Every posting was replaced: in-memory search copies load in full (see ``search_digest``)."""
-    conn.execute("INSERT OR REPLACE INTO search_state VALUES ('rebuilt', floor(random() * 4294967296)::BIGINT + 1)")
+def _new_lineage(conn: duckdb.DuckDBPyConnection) -> None:
+    """A new store, or every posting replaced (a rebuild, a restore, a clear): a new random lineage
+    mark, so no in-memory search copy or cache of the postings before it is merged into (``search_digest``)."""
+    conn.execute("INSERT OR REPLACE INTO search_state VALUES ('lineage', floor(random() * 4294967296)::BIGINT + 1)")
     _bump_generation(conn)
 
 
@@ -568,7 +569,7 @@ class Store:
                         conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
                     _advance_sequences(conn)
                     conn.execute("UPDATE search_state SET value = greatest(value, ?) + 1 + floor(random() * 4294967296)::BIGINT WHERE key = 'generation'", [generation])
-                    _mark_rebuilt(conn)  # every posting replaced, whatever the counts say
+                    _new_lineage(conn)  # every posting replaced, whatever the counts say
             except duckdb.Error as err:
                 if _is_damage(err):
                     raise Store(path).damaged(err) from err
@@ -581,7 +582,7 @@ class Store:
         with self.transaction() as conn:
             for table in _tables(conn, leave=(*_SCHEMA_TABLES, *_ANALYZER_TABLES)):
                 conn.execute(f'DELETE FROM "{table}"')
-            _bump_generation(conn)
+            _new_lineage(conn)
 
     def table_rows(self, table: str, *, batch: int = 10_000) -> tuple[list[str], Iterator[tuple]]:
         """(column names, rows) of one of the store's own tables, for copying into another store."""
@@ -961,6 +962,8 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> list[str]:
             raise StoreError(msg) from err
         conn.execute("COMMIT")
         newly_applied.append(migration.__name__)
+    if "m002_search_index" in newly_applied:  # a new store: its own lineage (search_digest)
+        _new_lineage(conn)
     if newly_applied:  # schema changes go into the file now: DuckDB 1.5 fails to replay an ALTER TABLE from the WAL
         conn.execute("CHECKPOINT")
     return newly_applied
@@ -1000,13 +1003,16 @@ def _quoted(path: Path) -> str:
 
 def search_digest(conn: duckdb.DuckDBPyConnection) -> tuple[int, int, int, int, int, int]:
     """The searchable state in six numbers: (generation, chunks, max chunk id, postings, embeddings,
-    rebuild mark). The rebuild mark changes when every posting is recomputed (``rebuild_search_index``),
-    which can leave the counts as they were: an in-memory copy must then load in full, not add to itself."""
+    lineage). The lineage mark is drawn when the store is created and again whenever every posting is
+    replaced (``rebuild_search_index``, ``load_from``, ``clear``), which can leave the counts as they
+    were: a copy of the postings from another lineage is loaded anew, never merged into. Within one
+    lineage chunk ids only grow, so a copy from an earlier state can be brought up to date by merging.
+    0: a store from before lineage marks (copies of it are used only at exactly its digest)."""
     return conn.execute(
         """
         SELECT (SELECT value FROM search_state WHERE key = 'generation'), count(*), coalesce(max(id), 0),
                (SELECT count(*) FROM chunk_terms), (SELECT count(*) FROM chunk_embeddings),
-               coalesce((SELECT value FROM search_state WHERE key = 'rebuilt'), 0)
+               coalesce((SELECT value FROM search_state WHERE key = 'lineage'), 0)
         FROM chunks
         """
     ).fetchone()
@@ -1093,4 +1099,4 @@ def rebuild_search_index(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute("DROP TABLE chunk_terms")
     conn.execute("ALTER TABLE chunk_terms_rebuilt RENAME TO chunk_terms")
     conn.execute("CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk_id)")
-    _mark_rebuilt(conn)
+    _new_lineage(conn)

@@ -238,15 +238,36 @@ def test_a_new_process_starts_from_the_search_cache_and_answers_as_a_full_load(c
 
 
 @pytest.mark.duckdb_only
-def test_a_search_cache_from_another_state_of_the_store_is_not_taken_for_this_one(corpus, count_tokens):
+def test_a_search_cache_from_an_earlier_state_is_brought_up_to_date_by_merging(corpus, count_tokens):
     fresh_index(corpus.store).search("otters")  # the cache, at this state
     path = corpus.sources_dir / "narwhal.md"
     path.write_text("# Narwhal\n\nThe narwhal has a long tusk, like otters have whiskers.\n", encoding="utf-8")
     ingest_file(corpus, path, count_tokens=count_tokens)  # written by another process: the cache is now behind
+    (corpus.root / "sources/kelp.md").write_bytes(b"\x00\x01" * 4000)  # and a document leaves the index
+    ingest_file(corpus, corpus.root / "sources/kelp.md", count_tokens=count_tokens)
     later = SearchIndex(corpus.store)
-    assert paths(later.search("narwhal")) == ["sources/narwhal.md"] and later._snapshot.cache_reads == 0
-    expected = [ranked(fresh_index(corpus.store).search(query, mode="any")) for query in QUERIES]
-    assert [ranked(later.search(query, mode="any")) for query in QUERIES] == expected
+    assert paths(later.search("narwhal")) == ["sources/narwhal.md"]
+    assert (later._snapshot.cache_reads, later._snapshot.full_loads, later._snapshot.incremental_loads) == (1, 0, 1)
+    answers = [ranked(later.search(query, mode="any")) for query in QUERIES]
+    assert answers == [ranked(fresh_index(corpus.store).search(query, mode="any")) for query in QUERIES]
+    assert "sources/kelp.md" not in {hit[1] for answer in answers for hit in answer}
+
+
+@pytest.mark.duckdb_only
+@pytest.mark.parametrize("replace", ["rebuild", "clear"])
+def test_a_search_cache_of_another_lineage_is_never_merged_into(corpus, count_tokens, replace):
+    fresh_index(corpus.store).search("otters")  # the cache, before every posting is replaced
+    if replace == "rebuild":
+        corpus.store.rebuild_search_index()  # the same postings again: only the lineage mark tells
+    else:
+        corpus.store.clear()  # emptied (before a rebuild from the files): chunk ids may come back with other texts
+        path = corpus.sources_dir / "narwhal.md"
+        path.write_text("# Narwhal\n\nThe narwhal has a long tusk.\n", encoding="utf-8")
+        ingest_file(corpus, path, count_tokens=count_tokens)
+    later = SearchIndex(corpus.store)
+    answers = [ranked(later.search(query, mode="any")) for query in (*QUERIES, "narwhal")]
+    assert (later._snapshot.cache_reads, later._snapshot.full_loads) == (0, 1)
+    assert answers == [ranked(fresh_index(corpus.store).search(query, mode="any")) for query in (*QUERIES, "narwhal")]
 
 
 @pytest.mark.duckdb_only
