@@ -10,8 +10,9 @@ chunk, posting and embedding counts). Every search reads the digest first
 (only when the store's files changed) and refreshes the copy when it differs,
 so a stale copy is never used to answer. A full load writes the postings to a
 cache file beside the store; the next process starts from it when its digest
-is the store's, so the first search of a CLI call or a notebook does not
-rebuild the arrays from SQL.
+is the store's, or merges it up to date when it was written at an earlier
+state of the same lineage (``store.search_digest``), so the first search of a
+CLI call or a notebook does not rebuild the arrays from SQL.
 
 Scoring is Okapi BM25 with k1 = 1.2, b = 0.75 and idf = ln(1 + (N - df + 0.5)
 / (df + 0.5)), as DuckDB's ``match_bm25`` computes it (which uses log10: the
@@ -183,9 +184,10 @@ class _Snapshot:
 
     Postings are kept sorted by term id (so each term is one slice) as parallel
     arrays of chunk position (int32) and term frequency (float32): 8 bytes a
-    posting plus 4 for its term. BM25 weights are computed at query time for
-    the query's slices only, so a refresh after an insert merges the new
-    postings in and touches nothing else. Display fields are Arrow arrays, not
+    posting plus 4 for its term, and 4 for its BM25 weight, computed once per
+    refresh (``_weigh``) since N, the average length and df move with every
+    write. A refresh after an insert merges the new postings in and weighs
+    again; it reads nothing else it had. Display fields are Arrow arrays, not
     Python objects: a full load reads the postings sorted by term and lets
     Arrow number the terms, with no Python loop over postings or chunks.
     """
