@@ -210,7 +210,7 @@ class _Snapshot:
         self.searchable = np.zeros(0, dtype=bool)
         self.is_wiki = np.zeros(0, dtype=bool)
         self.stale = np.zeros(0, dtype=bool)
-        self.display = store_module.search_chunk_display_empty()  # one row per chunk position
+        self.display = pa.table({})  # one row per chunk position, once loaded
         self.documents: dict[int, tuple[str, str | None]] = {}  # id -> (path, title)
         self.embedding_model: str | None = None
         self.vectors: np.ndarray | None = None  # one row per chunk position; zero rows lack a vector
@@ -250,7 +250,9 @@ class _Snapshot:
         flags = store_module.search_chunk_flags(conn)
         chunk_ids = flags.column("id").to_numpy()
         previous_max = int(self.chunk_ids[-1]) if len(self.chunk_ids) else 0
-        display_whole = self.display.num_rows != len(self.chunk_ids)  # nothing shown yet (a new copy, or read from the cache)
+        # The display columns are read whole when there are none yet (a new copy, or postings read from the cache),
+        # so only rows read from the store are ever joined together.
+        display_whole = self.display.num_rows == 0 or self.display.num_rows != len(self.chunk_ids)
         incremental = self.loaded and (self.digest is None or self.digest[5] == digest[5])  # a rebuild rewrote every posting: load in full
         if incremental:
             kept = np.isin(self.chunk_ids, chunk_ids, assume_unique=True)
@@ -284,7 +286,7 @@ class _Snapshot:
         if cache is not None and digest != self.cached_digest and (not incremental or len(self.posting_term) <= CACHE_REWRITE_POSTINGS):
             self._write_cache(cache)
 
-    def _read_cache(self, cache: Path, digest: tuple) -> bool:
+    def _read_cache(self, cache: Path, digest: tuple) -> None:
         """Start from the cached postings when they were written at this very digest (the store's
         generation moves by a random step at every write, so an equal digest is the same history),
         or at an earlier state of the same lineage (``store.search_digest``): the refresh then merges
@@ -294,15 +296,14 @@ class _Snapshot:
             with np.load(cache, allow_pickle=False) as saved:
                 written_at = tuple(saved["digest"].tolist())
                 if written_at != tuple(digest) and not (len(written_at) == len(digest) and written_at[5] == digest[5] != 0):
-                    return False
+                    return
                 terms = saved["terms"].tobytes().decode("utf-8").split("\n") if saved["terms"].size else []
                 self.vocabulary = dict(zip(terms, range(len(terms))))
                 self.posting_term, self.columns, self.posting_tf = saved["posting_term"], saved["columns"], saved["posting_tf"]
                 self.chunk_ids = saved["chunk_ids"]
         except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError, zipfile.BadZipFile):
-            return False
+            return
         self.loaded, self.cache_reads, self.cached_digest = True, self.cache_reads + 1, written_at
-        return True
 
     def _write_cache(self, cache: Path) -> None:
         """Write the postings next to the store, atomically; a failure only costs the next process a full load."""

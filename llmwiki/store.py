@@ -1041,12 +1041,6 @@ def search_chunk_display(conn: duckdb.DuckDBPyConnection, *, after_chunk_id: int
     ).to_arrow_table()
 
 
-def search_chunk_display_empty() -> pa.Table:
-    """search_chunk_display's columns with no rows."""
-    return pa.table({"document_id": pa.array([], pa.int64()), "page_number": pa.array([], pa.int32()),
-                     "breadcrumb": pa.array([], pa.string()), "preview": pa.array([], pa.string())})
-
-
 def search_documents(conn: duckdb.DuckDBPyConnection) -> dict[int, tuple[str, str | None]]:
     """Every document's id -> (path, title), for search hits."""
     return {row[0]: (row[1], row[2]) for row in conn.execute("SELECT id, path, title FROM documents").fetchall()}
@@ -1094,9 +1088,13 @@ def rebuild_search_index(conn: duckdb.DuckDBPyConnection) -> None:
     row by row cost more at commit than computing them again.
     """
     load_fts(conn)
-    conn.execute("CREATE TABLE chunk_terms_rebuilt (chunk_id BIGINT NOT NULL, term VARCHAR NOT NULL, tf INTEGER NOT NULL)")
+    # The table and its indexes as the migrations left them, read from the catalog rather than written twice.
+    table = conn.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 'chunk_terms'").fetchone()[0]
+    indexes = [row[0] for row in conn.execute("SELECT sql FROM duckdb_indexes() WHERE table_name = 'chunk_terms'").fetchall()]
+    conn.execute(table.replace("chunk_terms", "chunk_terms_rebuilt", 1))
     conn.execute(f"INSERT INTO chunk_terms_rebuilt {_postings_sql('TRUE')}")
     conn.execute("DROP TABLE chunk_terms")
     conn.execute("ALTER TABLE chunk_terms_rebuilt RENAME TO chunk_terms")
-    conn.execute("CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk_id)")
+    for index in indexes:
+        conn.execute(index)
     _new_lineage(conn)
