@@ -489,7 +489,7 @@ def embed(workspace_path: str | None, model: str | None) -> None:
     from llmwiki.embeddings import default_embedder, embed_missing
 
     workspace = _workspace(workspace_path)
-    embedder = default_embedder(model or workspace.config.retrieval.embedding_model)
+    embedder = default_embedder(model or workspace.config.retrieval.embedding_model, workspace.config.retrieval.embedding_int8)
     with Progress(TextColumn("[bold]embed"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
         task = progress.add_task("", total=None)
         count = embed_missing(workspace.store, embedder, on_progress=lambda done, total: progress.update(task, completed=done, total=total))

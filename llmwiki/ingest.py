@@ -251,7 +251,7 @@ def embed_and_checkpoint(workspace: Workspace, report: IngestReport, *, on_progr
 
         embed_missing(
             workspace.store,
-            default_embedder(workspace.config.retrieval.embedding_model),
+            default_embedder(workspace.config.retrieval.embedding_model, workspace.config.retrieval.embedding_int8),
             on_progress=None if on_progress is None else lambda done, total: on_progress(done, total, "embedding chunks"),
         )
     if any(outcome.action in ("ingested", "updated", "failed") for outcome in report.outcomes):

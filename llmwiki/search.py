@@ -706,7 +706,7 @@ def search(workspace: Workspace, query: str, *, scope: Scope = "all", limit: int
     if retrieval.hybrid:
         from llmwiki.embeddings import default_embedder
 
-        embedder = default_embedder(retrieval.embedding_model)
+        embedder = default_embedder(retrieval.embedding_model, retrieval.embedding_int8)
     return SearchIndex.for_store(workspace.store).search(
         query,
         scope=scope,

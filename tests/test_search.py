@@ -341,8 +341,29 @@ def test_hybrid_fuses_embeddings_and_says_so(corpus, count_tokens):
     assert embed_missing(corpus.store, embedder) == 0  # nothing left to embed
 
 
+@pytest.mark.duckdb_only
+def test_chunks_are_embedded_in_order_of_length(corpus):
+    from llmwiki.embeddings import embed_missing
+
+    class Recording(WordHashEmbedder):
+        def __init__(self):
+            self.batches = []
+
+        def encode(self, texts):
+            self.batches.append(list(texts))
+            return super().encode(texts)
+
+    embedder = Recording()
+    assert embed_missing(corpus.store, embedder, batch_size=2) == 5
+    lengths = [len(text) for batch in embedder.batches for text in batch]
+    assert lengths == sorted(lengths)  # batches pad texts of about one length
+    by_id = [len(text) for _, text in corpus.store.chunks_missing_embeddings("another model")]
+    assert by_id != sorted(by_id)  # control: the store's own order (by id) is not by length
+
+
 @pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
-def test_real_minilm_embedder_loads_offline_and_ranks_a_paraphrase(workspace, count_tokens):
+@pytest.mark.parametrize("int8", [False, True], ids=["float32", "int8"])
+def test_real_minilm_embedder_loads_offline_and_ranks_a_paraphrase(workspace, count_tokens, int8):
     from llmwiki.embeddings import SentenceTransformerEmbedder, embed_missing
 
     docs = {
@@ -350,13 +371,19 @@ def test_real_minilm_embedder_loads_offline_and_ranks_a_paraphrase(workspace, co
         "sources/kelp.md": "# Kelp\n\nKelp forests grow along cold rocky coasts and shelter fish.\n",
     }
     build_corpus(workspace, count_tokens, docs)
-    embedder = SentenceTransformerEmbedder()
+    embedder = SentenceTransformerEmbedder(int8=int8)
     vectors = embedder.encode(["a battery", "an electric cell"])
     assert vectors.shape == (2, 384)
     assert abs(float((vectors[0] ** 2).sum()) - 1) < 1e-4
     embed_missing(workspace.store, embedder)
     result = SearchIndex.for_store(workspace.store).search("who made the first electrochemical cell", embedder=embedder, mode="any")
     assert result.hits[0].path == "sources/volta.md"
+    # int8 vectors are stored under their own name: a query in one precision is never compared with chunks in the other.
+    assert embedder.name == ("all-MiniLM-L6-v2 (int8)" if int8 else "all-MiniLM-L6-v2") and embedder.int8 == int8
+    other = SentenceTransformerEmbedder(int8=not int8)
+    assert embed_missing(workspace.store, other) == len(workspace.store.chunks_missing_embeddings("nothing yet"))
+    closeness = float((embedder.encode(["a battery"]) * other.encode(["a battery"])).sum())
+    assert 0.8 < closeness < 1.0 - 1e-6  # close, and not the same vectors
 
 
 @pytest.mark.duckdb_only

@@ -18,7 +18,6 @@ it used.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,16 +102,11 @@ class NLIVerifier:
         self.model.to(self.device).eval()
         self.int8 = False
         if int8 and self.device == "cpu":
-            import warnings
+            from llmwiki.models import quantized_int8
 
-            with warnings.catch_warnings():  # torch announces torchao as the successor; the pinned 2.13 still has these kernels
-                warnings.simplefilter("ignore", UserWarning)
-                warnings.simplefilter("ignore", DeprecationWarning)
-                try:
-                    self.model = torch.ao.quantization.quantize_dynamic(self.model, {torch.nn.Linear}, dtype=torch.qint8)
-                    self.int8 = True
-                except (AttributeError, ImportError, RuntimeError) as err:  # a torch without them: full precision, slower
-                    logging.getLogger("llmwiki").warning("int8 quantization unavailable (%s); the NLI model runs in full precision", err)
+            quantized = quantized_int8(self.model, what="the NLI model")
+            if quantized is not None:
+                self.model, self.int8 = quantized, True
         self.columns = label_columns(self.model.config.id2label)
         commit = getattr(self.model.config, "_commit_hash", None)
         self.version = version or (f"commit {commit[:12]}" if isinstance(commit, str) else None)
