@@ -186,6 +186,8 @@ ALTER TABLE verification_sentences ADD COLUMN flagged TEXT;
 MIGRATIONS: list[tuple[str, str]] = [
     ("m001_initial", _M001), ("m002_search_index", _M002), ("m003_chunk_embeddings", _M003),
     ("m004_verification_clauses", _M004), ("m005_verification_facts", _M005),
+    # The DuckDB store drops an ART index here; PostgreSQL's postings keep their B-tree (deletes use it).
+    ("m006_postings_without_art_index", "SELECT 1"),
 ]
 _MIGRATION_LOCK = 7_331_001  # pg_advisory_xact_lock key: one process migrates at a time
 

