@@ -77,9 +77,15 @@ def ingest_paths(
 
 
 def pending_sources(workspace: Workspace) -> list[Document]:
-    """Ready sources with chunks whose summary page is missing, or was written from another version of the source."""
+    """Ready sources with chunks whose summary page is missing, or was written from another version of the source.
+
+    Only sources whose file this checkout holds: several checkouts can share one PostgreSQL
+    store, and each writes (and lint asks for) the pages of its own sources, not another's.
+    """
     pending = []
     for document, summary in workspace.store.source_summaries():
+        if not (workspace.root / document.path).is_file():
+            continue
         if summary is None or not (workspace.root / summary).is_file():
             pending.append(document)
             continue

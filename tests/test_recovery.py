@@ -100,6 +100,20 @@ def test_a_summary_written_from_an_older_version_of_its_source_is_pending(tmp_pa
     assert pending_sources(workspace) == [] and report.generation is not None and report.finished == ("sources/kelp.md",)
 
 
+def test_a_source_this_checkout_does_not_hold_is_not_pending_here(tmp_path):
+    """Checkouts sharing one store each write the pages of their own sources."""
+    workspace = _new(tmp_path, "ws")
+    ingest_paths(workspace, generate=False)
+    assert sorted(document.path for document in pending_sources(workspace)) == sorted(f"sources/{name}" for name in SOURCES)  # control
+    moved = tmp_path / "elsewhere.md"
+    (workspace.sources_dir / "kelp.md").rename(moved)  # as if another checkout had ingested it
+    assert "sources/kelp.md" not in [document.path for document in pending_sources(workspace)]
+    report = ingest_paths(workspace, paths=[])
+    assert not (workspace.wiki_dir / "summaries" / "kelp.md").exists() and report.generation is not None
+    moved.rename(workspace.sources_dir / "kelp.md")  # the file is here again: its pages are due
+    assert "sources/kelp.md" in [document.path for document in pending_sources(workspace)]
+
+
 # -- a damaged store ---------------------------------------------------------------------
 
 
