@@ -205,17 +205,50 @@ _NAME_RUN = re.compile(r"\b((?:[A-Z][\w'’-]+)(?:[ ]+(?:(?:of|de|von|van|du|da|
 _PERSONAL = ("he", "she", "his", "her")
 
 
-def last_person(text: str) -> str | None:
-    """The subject of the text's last sentence, when it is a name (its first run of capitalised words
-    that is not a common word): who "he" or "she" in the next sentence most likely is."""
+_OPENER_FOLLOWERS = frozenset({"to", "the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "in", "on", "at", "for", "with", "from", "by", "of"})
+
+
+def _is_opener(sentence: str, match: re.Match) -> bool:
+    """A capitalised first word that opens a clause rather than naming anyone: "According to ...",
+    "Following the ...", "Interestingly, ..." (-ing or -ly, then a comma or a function word)."""
+    word = match.group(1)
+    if match.start() != 0 or " " in word or not word.lower().endswith(("ing", "ly")):
+        return False
+    rest = sentence[match.end():].lstrip()
+    return rest.startswith(",") or rest.split(" ", 1)[0].lower() in _OPENER_FOLLOWERS
+
+
+def _subject_names(text: str) -> tuple[str, str | None] | None:
+    """(the first name of the text's last sentence, or a list "A and [someone] B" when two names
+    are joined there), or None when that sentence names no one."""
     spans = sentence_spans(text)
     if not spans:
         return None
-    for match in _NAME_RUN.finditer(text[spans[-1][0]:spans[-1][1]]):
+    sentence = text[spans[-1][0]:spans[-1][1]]
+    for match in _NAME_RUN.finditer(sentence):
+        if _is_opener(sentence, match):
+            continue
         words = [word for word in match.group(1).split() if word.lower() not in STOPWORDS and word.lower() not in OPENING_PRONOUNS]
         if words and words[0] == match.group(1).split()[0]:
-            return " ".join(words)
+            joined = re.match(r"(?:,)?[ ]+and[ ]+(?:[a-z]+[ ]+){0,2}?" + _NAME_RUN.pattern[2:], sentence[match.end():])
+            both = sentence[match.start():match.end() + joined.end()] if joined else None
+            return " ".join(words), both
     return None
+
+
+def last_person(text: str) -> str | None:
+    """The subject of the text's last sentence, when it is a name (its first run of capitalised words
+    that is not a common word nor a clause opener like "According"): who "he" or "she" in the next
+    sentence most likely is."""
+    found = _subject_names(text)
+    return found[0] if found else None
+
+
+def last_people(text: str) -> str | None:
+    """Two names joined by "and" at the head of the text's last sentence ("Captain James Cook and
+    naturalist Sir Joseph Banks were exploring ..."): who "they" in the next sentence most likely are."""
+    found = _subject_names(text)
+    return found[1] if found else None
 
 
 def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = "") -> str:
@@ -223,7 +256,9 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
 
     referent: the document's title, what "it", "they" and "this" refer to;
     "he" and "she" refer to the last name in the preceding text when there is
-    one (in an article on kangaroos, "He asked a local" is Cook), else to the title.
+    one (in an article on kangaroos, "He asked a local" is Cook), else to the title;
+    "they" to two names joined by "and" at the head of the sentence before, when
+    there are ("Cook and Banks were exploring. They asked a local ...").
     """
     match = re.match(r"^([A-Z][a-z]*)\b", sentence)
     if match is None:
@@ -233,6 +268,8 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
         return sentence
     if pronoun in _PERSONAL:
         referent = last_person(preceding) or referent
+    elif pronoun in ("they", "their"):  # people named together just before, else the article's subject
+        referent = last_people(preceding) or referent
     if not referent:
         return sentence
     referent = referent[:1].upper() + referent[1:]

@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from llmwiki.questions import last_person, opens_with_pronoun, rank_sentences, resolve_opening_pronoun, shape, to_statement, unbracket
+from llmwiki.questions import last_people, last_person, opens_with_pronoun, rank_sentences, resolve_opening_pronoun, shape, to_statement, unbracket
 
 
 @pytest.mark.parametrize(("question", "kind"), [
@@ -56,6 +56,22 @@ def test_he_is_the_subject_of_the_sentence_before():
     assert last_person("The name comes from Captain James Cook. Cook saw the animals.") == "Cook"
     assert last_person("In 1896 Becquerel discovered radioactivity.") == "Becquerel"
     assert last_person("the animals were seen.") is None
+    # A clause opener is not a name: "According to ..." (control: a name at the head of the sentence still is)
+    legend = "According to this legend, Captain James Cook and naturalist Sir Joseph Banks were exploring Australia."
+    assert last_person(legend) == "Captain James Cook"
+    assert last_person("Interestingly, Darwin saw the finches.") == "Darwin"
+    assert last_person("Kelly won the award.") == "Kelly" and last_person("Darling was the governor.") == "Darling"
+
+
+def test_they_are_the_people_named_together_just_before():
+    legend = "According to this legend, Captain James Cook and naturalist Sir Joseph Banks were exploring Australia."
+    assert last_people(legend) == "Captain James Cook and naturalist Sir Joseph Banks"
+    resolved = resolve_opening_pronoun("They asked a nearby local what the creatures were called.", "Kangaroo", preceding=legend)
+    assert resolved == "[Captain James Cook and naturalist Sir Joseph Banks] asked a nearby local what the creatures were called."
+    # Controls: one name, or a name and a common noun, leave "they" to the article's subject.
+    assert resolve_opening_pronoun("They are marsupials.", "Kangaroo", preceding="Kangaroos live in Australia.") == "[Kangaroo] are marsupials."
+    assert last_people("Cook and the crew were exploring.") is None
+    assert resolve_opening_pronoun("He asked a local.", "Kangaroo", preceding=legend) == "[Captain James Cook] asked a local."
 
 
 @given(st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=80), st.text(alphabet="abcdefghij ", min_size=1, max_size=20))
