@@ -161,3 +161,15 @@ def test_changed_claims_are_made_by_rule_and_each_changes_what_it_says():
     claims = make_claims("volta", ARTICLE, title="Alessandro Volta", lexicon=default_lexicon(), per_article=4)
     assert {claim.label for claim in claims} == {0, 1} and all(claim.change in (*CHANGE_TYPES, "reworded") for claim in claims)
     assert len(article_sentences(ARTICLE)) >= 5
+
+
+def test_a_full_name_the_evidence_shortens_is_not_missing():
+    """Articles name their subject in full once, then by surname: "Grover Cleveland" is not missing
+    from "Cleveland won ..." when the full name stands earlier in the chunk or in its title."""
+    context = "Grover Cleveland. Stephen Grover Cleveland was the 22nd President. In 1884 Cleveland won the popular vote."
+    window = ["In 1884 Cleveland won the popular vote."]
+    assert not check_facts("In 1884 Grover Cleveland won the popular vote.", window, contexts=[context]).failed
+    # Controls: a first name the context never gives, no context to read it from, another surname.
+    assert check_facts("In 1884 Benjamin Cleveland won the popular vote.", window, contexts=[context]).reason() == "names not in the excerpt: Benjamin"
+    assert check_facts("In 1884 Grover Cleveland won the popular vote.", window, contexts=[window[0]]).reason() == "names not in the excerpt: Grover"
+    assert "Harrison" in check_facts("In 1884 Grover Harrison won the popular vote.", window, contexts=[context + " Harrison lost."]).reason()

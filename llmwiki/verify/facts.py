@@ -265,9 +265,17 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         word = claim_words[index]
         if _countable(word) and _countable(other) and (_number(word) != _number(other) or _number(word) is None) and word not in missing_numbers:
             missing_numbers += (word,)
+    name_positions = {index for index, _ in claim_names}
+
+    def shortened(index: int) -> bool:
+        """A name the window leaves out of a full name it shortens: "Grover Cleveland" in the claim,
+        "Cleveland" in the window, "Grover Cleveland" earlier in its chunk or its document's title."""
+        partners = [other for other in (index - 1, index + 1) if other in name_positions and stem(claim_words[other]) in anchor_stems]
+        return bool(partners) and stem(claim_words[index]) in earlier
+
     missing_names = tuple(dict.fromkeys(
         name for index, name in claim_names
-        if (stem(name) not in anchor_stems and not (refers_back and stem(name) in earlier))
+        if (stem(name) not in anchor_stems and not ((refers_back or shortened(index)) and stem(name) in earlier))
         or (index in substituted and substituted[index].lower() not in PRONOUNS)  # in the slot of another word, not of a "him" that means it
     ))
     missing = [word for word in content if stem(word) not in anchor_stems]
