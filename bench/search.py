@@ -272,7 +272,6 @@ def main() -> None:
 
 
 def run(args, texts, queries, judgments, stopwords, cluster) -> None:
-
     with tempfile.TemporaryDirectory() as scratch:
         store, _ = build_store(Path(scratch) / "quality", {str(doc_id): text for doc_id, text in texts.items()})
         engines = {

@@ -43,7 +43,7 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, model: str = DEFAULT_EMBEDDING_MODEL, *, batch_size: int = 32, int8: bool = False) -> None:
-        self.model = model
+        self.model_id = model
         self.int8 = int8
         self.name = model + INT8_SUFFIX if int8 else model
         self.batch_size = batch_size
@@ -55,10 +55,10 @@ class SentenceTransformerEmbedder:
 
             from llmwiki.models import minilm_path, quantized_int8
 
-            location = str(minilm_path()) if self.model == DEFAULT_EMBEDDING_MODEL else self.model
+            location = str(minilm_path()) if self.model_id == DEFAULT_EMBEDDING_MODEL else self.model_id
             self._model = SentenceTransformer(location, device="cpu")
             if self.int8:
-                quantized = quantized_int8(self._model, what=f"the embedding model {self.model}")
+                quantized = quantized_int8(self._model, what=f"the embedding model {self.model_id}")
                 if quantized is None:  # the name stays: the warning says these vectors are full precision
                     self.int8 = False
                 else:

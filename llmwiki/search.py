@@ -55,6 +55,7 @@ B = 0.75
 RRF_K = 60
 FUSION_DEPTH = 100
 MAX_QUERY_CHARS = 20_000
+LINEAGE = 5  # the lineage mark's place in ``store.search_digest``
 CACHE_REWRITE_POSTINGS = 5_000_000  # an incremental refresh rewrites the cache up to this many postings (~60 MB); beyond, only full loads do
 
 
@@ -267,7 +268,7 @@ class _Snapshot:
         # The display columns are read whole when there are none yet (a new copy, or postings read from the cache),
         # so only rows read from the store are ever joined together.
         display_whole = self.display.num_rows == 0 or self.display.num_rows != len(self.chunk_ids)
-        incremental = self.loaded and (self.digest is None or self.digest[5] == digest[5])  # a rebuild rewrote every posting: load in full
+        incremental = self.loaded and (self.digest is None or self.digest[LINEAGE] == digest[LINEAGE])  # a rebuild rewrote every posting: load in full
         if incremental:
             kept = np.isin(self.chunk_ids, chunk_ids, assume_unique=True)
             if not kept.all():
@@ -309,7 +310,7 @@ class _Snapshot:
         try:
             with np.load(cache, allow_pickle=False) as saved:
                 written_at = tuple(saved["digest"].tolist())
-                if written_at != tuple(digest) and not (len(written_at) == len(digest) and written_at[5] == digest[5] != 0):
+                if written_at != tuple(digest) and not (len(written_at) == len(digest) and written_at[LINEAGE] == digest[LINEAGE] != 0):
                     return
                 terms = saved["terms"].tobytes().decode("utf-8").split("\n") if saved["terms"].size else []
                 self.vocabulary = dict(zip(terms, range(len(terms))))

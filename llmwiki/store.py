@@ -220,10 +220,10 @@ def _postings_sql(chunk_filter: str) -> str:
         """
 
 
-def _index_chunks(conn: duckdb.DuckDBPyConnection, chunk_filter: str, parameters: Sequence = ()) -> None:
-    """Write postings for the chunks matching chunk_filter (a SQL condition on chunks)."""
+def _index_chunks(conn: duckdb.DuckDBPyConnection, chunk_filter: str, parameters: Sequence = (), *, table: str = "chunk_terms") -> None:
+    """Write postings for the chunks matching chunk_filter (a SQL condition on chunks), in chunk order."""
     load_fts(conn)
-    conn.execute(f"INSERT INTO chunk_terms {_postings_sql(chunk_filter)} ORDER BY chunk_id", list(parameters))
+    conn.execute(f"INSERT INTO {table} {_postings_sql(chunk_filter)} ORDER BY chunk_id", list(parameters))
     _bump_generation(conn)
 
 
@@ -583,8 +583,8 @@ class Store:
                         conn.execute(f'DELETE FROM main."{table}"')
                         conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
                     _advance_sequences(conn)
-                    conn.execute("UPDATE search_state SET value = greatest(value, ?) + 1 + floor(random() * 4294967296)::BIGINT WHERE key = 'generation'", [generation])
-                    _new_lineage(conn)  # every posting replaced, whatever the counts say
+                    conn.execute("UPDATE search_state SET value = greatest(value, ?) WHERE key = 'generation'", [generation])
+                    _new_lineage(conn)  # every posting replaced, whatever the counts say; the generation moves past both histories
             except duckdb.Error as err:
                 if _is_damage(err):
                     raise Store(path).damaged(err) from err
@@ -1103,12 +1103,11 @@ def rebuild_search_index(conn: duckdb.DuckDBPyConnection) -> None:
     row by row cost more at commit than computing them again. In chunk order, so a scan for
     some chunks' postings (a delete, the postings after an id) skips the rest by min/max.
     """
-    load_fts(conn)
     # The table and its indexes as the migrations left them, read from the catalog rather than written twice.
     table = conn.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 'chunk_terms'").fetchone()[0]
     indexes = [row[0] for row in conn.execute("SELECT sql FROM duckdb_indexes() WHERE table_name = 'chunk_terms'").fetchall()]
     conn.execute(table.replace("chunk_terms", "chunk_terms_rebuilt", 1))
-    conn.execute(f"INSERT INTO chunk_terms_rebuilt {_postings_sql('TRUE')} ORDER BY chunk_id")
+    _index_chunks(conn, "TRUE", table="chunk_terms_rebuilt")
     conn.execute("DROP TABLE chunk_terms")
     conn.execute("ALTER TABLE chunk_terms_rebuilt RENAME TO chunk_terms")
     for index in indexes:

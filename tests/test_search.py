@@ -400,8 +400,6 @@ def test_a_rebuild_that_leaves_the_counts_as_they_were_still_reloads_every_posti
 
 
 def test_positions_of_chunk_ids_by_table_and_by_binary_search_agree():
-    import numpy as np
-
     from llmwiki.search import _positions
 
     rng = np.random.default_rng(7)

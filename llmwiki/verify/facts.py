@@ -268,10 +268,9 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     name_positions = {index for index, _ in claim_names}
 
     def shortened(index: int) -> bool:
-        """A name the window leaves out of a full name it shortens: "Grover Cleveland" in the claim,
-        "Cleveland" in the window, "Grover Cleveland" earlier in its chunk or its document's title."""
-        partners = [other for other in (index - 1, index + 1) if other in name_positions and stem(claim_words[other]) in anchor_stems]
-        return bool(partners) and stem(claim_words[index]) in earlier
+        """A name the window may leave out of a full name it shortens: "Grover Cleveland" in the claim,
+        "Cleveland" in the window (with "Grover" earlier in its chunk or its title, checked below)."""
+        return any(other in name_positions and stem(claim_words[other]) in anchor_stems for other in (index - 1, index + 1))
 
     missing_names = tuple(dict.fromkeys(
         name for index, name in claim_names
