@@ -6,7 +6,7 @@ Quality (225 queries, graded judgments; gain = 5 - grade, grade -1 = 0):
 nDCG@10, MAP and recall@100 of
   - llmwiki BM25, as the product searches (chunks with all terms first, the rest of the ranking filling the places)
   - llmwiki BM25, any term (ranking over every chunk with a query term)
-  - llmwiki hybrid: its BM25 ranking fused with MiniLM cosine (reciprocal rank fusion)
+  - llmwiki hybrid: its BM25 ranking fused with MiniLM cosine (reciprocal rank fusion), on DuckDB and on PostgreSQL
   - DuckDB match_bm25 (the fts extension, its defaults, disjunctive)
   - bm25s (PyStemmer English, its English stopwords)
   - SQLite FTS5 (porter unicode61; each word quoted, joined with OR; bm25())
@@ -307,6 +307,15 @@ def run(args, texts, queries, judgments, stopwords, cluster) -> None:
                     ]
                 hybrid_query = lambda text, limit, embedder=embedder: hybrid.search(text, limit=limit, embedder=embedder)  # noqa: E731
                 hybrid_latency[precision] = timed(hybrid_query, queries)
+            if cluster is not None:  # the default precision only: the server path fuses the same way
+                from llmwiki.search import ServerSearch
+
+                embed_missing(server_store, embedder)
+                server_hybrid = ServerSearch(server_store)
+                rankings["llmwiki on PostgreSQL hybrid (product) + MiniLM int8"] = [
+                    [int(hit.path) for hit in server_hybrid.search(query, limit=100, embedder=embedder).hits] for query in queries
+                ]
+                hybrid_latency["PostgreSQL int8"] = timed(lambda text, limit: server_hybrid.search(text, limit=limit, embedder=embedder), queries)
     reference = evaluate(rankings["DuckDB match_bm25 (disjunctive)"], judgments)
     print(f"\n{'engine':<46}{'nDCG@10':>9}{'MAP':>8}{'R@100':>8}{'nDCG/ref':>10}")
     for name, ranking in rankings.items():
@@ -317,6 +326,10 @@ def run(args, texts, queries, judgments, stopwords, cluster) -> None:
         product = evaluate(rankings["llmwiki BM25 (product: all, then filled)"], judgments)[0]
         server = evaluate(rankings["llmwiki on PostgreSQL (product, BM25 in SQL)"], judgments)[0]
         print(f"PostgreSQL product search nDCG@10 / DuckDB product search: {server / product:.3f} (within 3%: {abs(server / product - 1) <= 0.03})")
+        if not args.no_hybrid:
+            duck_hybrid = evaluate(rankings["llmwiki hybrid (product) + MiniLM int8"], judgments)[0]
+            server_hybrid = evaluate(rankings["llmwiki on PostgreSQL hybrid (product) + MiniLM int8"], judgments)[0]
+            print(f"PostgreSQL hybrid nDCG@10 / DuckDB hybrid: {server_hybrid / duck_hybrid:.3f} (within 3%: {abs(server_hybrid / duck_hybrid - 1) <= 0.03})")
     if not args.no_hybrid:
         print(
             f"hybrid cost: MiniLM embedded {encoded} chunks (sorted by length, batches of 64) at {encode_rates['float32']:.0f}/s in float32, "

@@ -523,6 +523,48 @@ class PostgresStore:
                 [model, ids, ["{" + ",".join(map(repr, map(float, vector))) + "}" for vector in vectors]],
             )
 
+    def embedding_signature(self, model: str) -> tuple[int, int, int]:
+        """(count, sum, max) of the chunk ids with a vector from model: changes whenever one is added or removed."""
+        with self.connect() as conn:
+            count, total, largest = conn.execute(
+                "SELECT count(*), coalesce(sum(chunk_id), 0), coalesce(max(chunk_id), 0) FROM chunk_embeddings WHERE model = %s", [model]
+            ).fetchone()
+        return int(count), int(total), int(largest)
+
+    def embedding_chunk_ids(self, model: str) -> list[int]:
+        with self.connect() as conn:
+            return [row[0] for row in conn.execute("SELECT chunk_id FROM chunk_embeddings WHERE model = %s ORDER BY chunk_id", [model])]
+
+    def embeddings(self, model: str, chunk_ids: Sequence[int]) -> list[tuple[int, bool, list[float]]]:
+        """(chunk id, is a wiki chunk, vector) of the given chunks' vectors from model."""
+        if not chunk_ids:
+            return []
+        with self.connect() as conn:
+            return conn.execute(
+                """
+                SELECT e.chunk_id, d.kind = 'wiki', e.vector FROM chunk_embeddings e
+                JOIN chunks c ON c.id = e.chunk_id JOIN documents d ON d.id = c.document_id
+                WHERE e.model = %s AND e.chunk_id = ANY(%s) ORDER BY e.chunk_id
+                """,
+                [model, [int(chunk_id) for chunk_id in chunk_ids]],
+            ).fetchall()
+
+    def chunk_hits(self, chunk_ids: Sequence[int], *, scope: str, preview_chars: int = 400) -> dict[int, ServerHit]:
+        """{chunk id: display row} of the given chunks that are searchable and in scope (score 0)."""
+        if not chunk_ids:
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute(
+                f"""
+                SELECT c.id, c.document_id, d.path, d.title, d.kind = 'wiki', c.page_number, c.breadcrumb, 0.0::float8,
+                       left(regexp_replace(c.text, '\\s+', ' ', 'g'), %s), d.stale_since IS NOT NULL
+                FROM chunks c JOIN documents d ON d.id = c.document_id
+                WHERE c.id = ANY(%s) AND d.status <> 'failed' AND {_scope_condition(scope)}
+                """,
+                [preview_chars + 1, [int(chunk_id) for chunk_id in chunk_ids]],
+            ).fetchall()
+        return {row[0]: ServerHit(*row) for row in rows}
+
     def rebuild_search_index(self) -> None:
         """Postings read again off the tsvectors, and the GIN index rebuilt (the tsvector column itself is kept by the server)."""
         with self.transaction() as conn:

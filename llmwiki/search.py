@@ -605,12 +605,26 @@ class ServerSearch:
     """Search of a PostgreSQL store, in the server (``PostgresStore.search_chunks``): the same results,
     readouts and answers' term weights as ``SearchIndex``, without an in-process copy of the index.
 
-    Terms are the server's english analyzer's lexemes (Snowball's Porter stemmer, PostgreSQL's stopword list);
-    embedding fusion is not offered on this path (``ranking`` is always "bm25").
+    Terms are the server's english analyzer's lexemes (Snowball's Porter stemmer, PostgreSQL's stopword list).
+    With an embedder, the server's BM25 ranking is fused with embedding similarity as on the DuckDB path; the
+    similarity is computed in this process over the stored vectors (the server has no vector type without an
+    extension), which are kept in memory per store and model and brought up to date when the set of embedded
+    chunks changes (``_ServerVectors``).
     """
+
+    _vectors: dict[tuple[str, str], _ServerVectors] = {}
+    _vectors_lock = threading.Lock()
 
     def __init__(self, store: PostgresStore) -> None:
         self.store = store
+
+    def _vectors_of(self, model: str) -> _ServerVectors:
+        with ServerSearch._vectors_lock:
+            vectors = ServerSearch._vectors.get((self.store.url, model))
+            if vectors is None:
+                vectors = ServerSearch._vectors[(self.store.url, model)] = _ServerVectors(model)
+        vectors.refresh(self.store)
+        return vectors
 
     @property
     def stopwords(self) -> frozenset[str]:
@@ -648,24 +662,55 @@ class ServerSearch:
 
     def search(self, query: str, *, scope: Scope = "all", limit: int = 10, preview_chars: int = 400, mode: Mode = "auto",
                embedder: Embedder | None = None, ranking: str = "bm25") -> SearchResult:
-        """See ``SearchIndex.search``; the embedder is not used on this path."""
+        """See ``SearchIndex.search``: the same cases, readouts and fusion with an embedder's similarity."""
         if scope not in SCOPES:
             msg = f"unknown search scope {scope!r}; use one of {', '.join(SCOPES)}"
             raise ValueError(msg)
         limit = max(int(limit), 0)
-        found = self.store.search_chunks(self._prepared(query), scope=scope, limit=limit, mode=mode,
+        vectors = self._vectors_of(embedder.name) if embedder is not None else None
+        hybrid = vectors is not None and vectors.any_in(scope)
+        depth = max(limit, FUSION_DEPTH) if hybrid else limit
+        found = self.store.search_chunks(self._prepared(query), scope=scope, limit=depth, mode=mode,
                                          preview_chars=preview_chars, ranking=ranking)
+        hybrid = hybrid and bool(found.terms)  # no searchable terms: nothing is searched, as on the DuckDB path
+        lexical = list(found.hits)
+        if hybrid:
+            query_vector = embedder.encode([(query or "")[:MAX_QUERY_CHARS]])[0]
+            dense = self._closest(vectors, query_vector, scope, preview_chars)
+            rows = {hit.chunk_id: hit for hit in [*dense, *lexical]}
+            fused = _reciprocal_rank_fusion([np.array([hit.chunk_id for hit in lexical], dtype=np.int64),
+                                             np.array([hit.chunk_id for hit in dense], dtype=np.int64)])
+            chosen = [(rows[chunk_id], score) for chunk_id, score in fused[:limit]]
+        else:
+            chosen = [(hit, float(hit.score)) for hit in lexical[:limit]]
         hits = tuple(
             Hit(chunk_id=hit.chunk_id, document_id=hit.document_id, path=hit.path, title=hit.title, kind="wiki" if hit.is_wiki else "source",
                 page=hit.page, breadcrumb=tuple(part for part in hit.breadcrumb.split(BREADCRUMB_SEPARATOR) if part),
-                score=float(hit.score), preview=_preview(hit.preview, preview_chars), stale=hit.stale)
-            for hit in found.hits
+                score=float(score), preview=_preview(hit.preview, preview_chars), stale=hit.stale)
+            for hit, score in chosen
         )
         return SearchResult(
             query=query, terms=found.terms, scope=scope, hits=hits, matched_count=found.matched_count, total_count=found.total_count,
             widened=_reports_widening(found.widened, found.terms, mode, found.matched_count),
-            filled=found.filled,  # at most the places the all-term matches left
+            ranking="hybrid" if hybrid else "bm25",
+            filled=0 if hybrid else found.filled,  # at most the places the all-term matches left
         )
+
+    def _closest(self, vectors: _ServerVectors, query_vector: np.ndarray, scope: str, preview_chars: int) -> list:
+        """The FUSION_DEPTH searchable chunks in scope closest to the query vector, closest first, as display rows.
+        The server says which are searchable (a document may have failed since its vectors were read): a
+        candidate it leaves out is replaced by the next closest."""
+        closest: list = []
+        start, end = 0, FUSION_DEPTH
+        while len(closest) < FUSION_DEPTH:
+            order = vectors.ranked(query_vector, scope, end)
+            if start >= len(order):
+                break
+            ids = [int(chunk_id) for chunk_id in vectors.chunk_ids[order[start:end]]]
+            rows = self.store.chunk_hits(ids, scope=scope, preview_chars=preview_chars)
+            closest += [rows[chunk_id] for chunk_id in ids if chunk_id in rows]
+            start, end = end, end * 4
+        return closest[:FUSION_DEPTH]
 
 
     def _prepared(self, query: str) -> str:
@@ -675,6 +720,53 @@ class ServerSearch:
         text = _without_thousands_separators((query or "")[:MAX_QUERY_CHARS].replace("\x00", " "))
         stopwords = self.stopwords
         return _WORDS.sub(lambda match: " " if match.group().lower() in stopwords else match.group(), text)
+
+
+class _ServerVectors:
+    """One model's stored vectors of a PostgreSQL store, in memory: (chunk ids, is wiki, unit rows).
+
+    ``refresh`` asks the server for the (count, sum, max) of the embedded chunk ids, one index scan, and only
+    when that changed reads the ids again and the vectors of the chunks it does not hold yet.
+    """
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.signature: tuple[int, int, int] | None = None
+        self.chunk_ids = np.zeros(0, dtype=np.int64)
+        self.is_wiki = np.zeros(0, dtype=bool)
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self._lock = threading.Lock()
+
+    def refresh(self, store: PostgresStore) -> None:
+        with self._lock:
+            signature = store.embedding_signature(self.model)
+            if signature == self.signature:
+                return
+            current = np.asarray(store.embedding_chunk_ids(self.model), dtype=np.int64)
+            kept = np.isin(self.chunk_ids, current)
+            new = [int(chunk_id) for chunk_id in np.setdiff1d(current, self.chunk_ids)]
+            rows = store.embeddings(self.model, new)
+            ids = np.concatenate([self.chunk_ids[kept], np.asarray([row[0] for row in rows], dtype=np.int64)])
+            wiki = np.concatenate([self.is_wiki[kept], np.asarray([row[1] for row in rows], dtype=bool)])
+            fresh = np.asarray([row[2] for row in rows], dtype=np.float32)
+            old = self.matrix[kept] if len(self.chunk_ids) else np.zeros((0, fresh.shape[1] if len(fresh) else 0), dtype=np.float32)
+            matrix = np.vstack([old, fresh]) if len(fresh) and len(old) else (fresh if len(fresh) else old)
+            order = np.argsort(ids, kind="stable")
+            self.chunk_ids, self.is_wiki, self.matrix = ids[order], wiki[order], matrix[order] if len(matrix) else matrix
+            self.signature = signature
+
+    def _in_scope(self, scope: str) -> np.ndarray:
+        return {"wiki": self.is_wiki, "sources": ~self.is_wiki, "all": np.ones(len(self.is_wiki), dtype=bool)}[scope]
+
+    def any_in(self, scope: str) -> bool:
+        return bool(self._in_scope(scope).any())
+
+    def ranked(self, query_vector: np.ndarray, scope: str, limit: int) -> np.ndarray:
+        """The limit rows in scope most similar to the query vector, most similar first (ties by chunk id)."""
+        rows = np.flatnonzero(self._in_scope(scope))
+        if not len(rows) or self.matrix.shape[1] != len(query_vector):
+            return np.zeros(0, dtype=np.int64)
+        return rows[_top(self.matrix[rows] @ query_vector, limit)]
 
 
 @functools.cache

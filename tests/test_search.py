@@ -319,7 +319,6 @@ class WordHashEmbedder:
         return vectors / np.where(norms == 0, 1, norms)
 
 
-@pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py
 def test_hybrid_fuses_embeddings_and_says_so(corpus, count_tokens):
     from llmwiki.embeddings import embed_missing
 
@@ -339,6 +338,30 @@ def test_hybrid_fuses_embeddings_and_says_so(corpus, count_tokens):
     assert fused.ranking == "hybrid" and "embedding similarity" in fused.readout
     assert set(paths(fused)) >= {"sources/otters.md", "wiki/concepts/otter.md"}
     assert embed_missing(corpus.store, embedder) == 0  # nothing left to embed
+
+
+def test_hybrid_search_follows_new_vectors_and_leaves_out_a_failed_document(corpus, count_tokens):
+    from llmwiki.embeddings import embed_missing
+
+    embedder = WordHashEmbedder()
+    index = SearchIndex.for_store(corpus.store)
+    garage = corpus.sources_dir / "garage.md"
+    garage.write_text("# Garage\n\nThe automobile would not start in the cold.\n", encoding="utf-8")
+    ingest_file(corpus, garage, count_tokens=count_tokens)
+    embed_missing(corpus.store, embedder)
+    assert paths(index.search("car", embedder=embedder))[0] == "sources/garage.md"
+    depot = corpus.sources_dir / "depot.md"
+    depot.write_text("# Depot\n\nEvery vehicle waits here overnight.\n", encoding="utf-8")
+    ingest_file(corpus, depot, count_tokens=count_tokens)
+    assert "sources/depot.md" not in paths(index.search("car", embedder=embedder))  # control: no vector yet, no lexical match
+    embed_missing(corpus.store, embedder)
+    assert "sources/depot.md" in paths(index.search("car", embedder=embedder))[:2]  # the next search holds the new vectors
+    garage.write_bytes(b"\x00\x01\x02\x03" * 1000)
+    assert ingest_file(corpus, garage, count_tokens=count_tokens).action == "failed"
+    closest = paths(index.search("car", embedder=embedder))
+    assert "sources/garage.md" not in closest and closest[0] == "sources/depot.md"
+    wiki_only = index.search("urchins", scope="wiki", embedder=embedder)
+    assert wiki_only.ranking == "hybrid" and wiki_only.hits and all(hit.kind == "wiki" for hit in wiki_only.hits)
 
 
 @pytest.mark.duckdb_only
