@@ -44,6 +44,7 @@ from llmwiki.pages import (
     split_frontmatter,
 )
 from llmwiki.questions import (
+    QUESTION_FRAME,
     content_words,
     has_pronoun,
     question_names,
@@ -265,9 +266,6 @@ def _quote(candidate: _Candidate) -> str:
 
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 _PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
-# Verbs that frame an event question ("What happened in 1800?") rather than name its topic: a
-# sentence that says "happened" is no closer to the answer than one that does not.
-_QUESTION_FRAME = frozenset({"happen", "occur"})
 
 
 def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, yes_no: bool = False) -> tuple[str | None, list[bool]]:
@@ -294,7 +292,7 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     if absent and (not yes_no or len(absent) == len(names)):
         return f"no selected passage mentions {', '.join(absent)}", []
     index = SearchIndex.for_store(workspace.store)
-    weights = {term: weight for term, weight in index.rarity(question).items() if term not in _QUESTION_FRAME}
+    weights = {term: weight for term, weight in index.rarity(question).items() if term not in QUESTION_FRAME}
     if yes_no:  # a number a yes/no question names is the fact to check ("... in 1911?"), not its topic
         weights = {term: weight for term, weight in weights.items() if not term[:1].isdigit()}
     total = sum(weights.values())

@@ -41,6 +41,16 @@ _QUANTITY = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eigh
 _ASKS_MORE = re.compile(r"\b(list|describe|explain|why|how does|how did|how do|what are the|what were the|name the)\b", re.IGNORECASE)
 OPENING_PRONOUNS = {"he": "", "she": "", "it": "", "they": "", "this": "", "these": "", "his": "'s", "her": "'s", "its": "'s", "their": "'s"}
 _BRACKET = re.compile(r"\[([^\]\[]+?)\](?!\(|:|\[)")
+# Verbs that frame an event question ("What happened in 1800?", "When did the report take place?")
+# rather than name its topic: a sentence or chunk that says "happened" is no closer to the answer.
+QUESTION_FRAME = frozenset({"happen", "occur"})
+_FRAME_WORDS = re.compile(r"\b(happen(s|ed|ing)?|occur(s|red|ring)?|t(a|oo)ke?n? place)\b", re.IGNORECASE)
+
+
+def without_frame(question: str) -> str:
+    """The question with the verbs that frame an event taken out: "What happened in 1867?" -> "What in 1867?"."""
+    stripped = " ".join(_FRAME_WORDS.sub(" ", question).split())
+    return stripped if content_words(stripped) else question
 
 
 @dataclass(frozen=True)
@@ -60,7 +70,12 @@ class QuestionShape:
 
 def content_words(text: str) -> list[str]:
     """The words of a text that carry content: no stopwords, no auxiliaries, no question words."""
-    return [word for word in tokens(text) if word.lower() not in STOPWORDS and word.lower() not in AUXILIARIES and len(word) > 1]
+    return [word for word in _words(text) if word.lower() not in STOPWORDS and word.lower() not in AUXILIARIES and len(word) > 1]
+
+
+def _words(text: str) -> list[str]:
+    """``tokens``, without the comma a number token keeps when a clause ends on it ("In 1867, ...")."""
+    return [word.rstrip(",") for word in tokens(text)]
 
 
 def question_names(question: str) -> tuple[str, ...]:
@@ -154,7 +169,7 @@ def shape(question: str) -> QuestionShape:
 
 def _has_answer_type(kind: str, sentence: str, question_stems: set[str], focus: Sequence[str]) -> bool:
     """Whether the sentence holds something of the kind asked for that the question does not already say."""
-    new_words = [word for word in tokens(sentence) if stem(word) not in question_stems]
+    new_words = [word for word in _words(sentence) if stem(word) not in question_stems]
     new_text = " ".join(new_words)
     if kind == "when":
         return bool(_DATE.search(new_text))
@@ -163,7 +178,7 @@ def _has_answer_type(kind: str, sentence: str, question_stems: set[str], focus: 
     if kind in ("who", "where"):
         return any(word[:1].isupper() and len(word) > 1 and word.lower() not in STOPWORDS for word in new_words[1:])
     if kind in ("what", "which") and focus:
-        return bool(set(focus) & {stem(word) for word in tokens(sentence)})
+        return bool(set(focus) & {stem(word) for word in _words(sentence)})
     return False
 
 
@@ -181,9 +196,9 @@ def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: 
     "he".
     """
     question_shape = question_shape or shape(question)
-    question_stems = {stem(word) for word in content_words(question)}
+    question_stems = {stem(word) for word in content_words(without_frame(question))}
     name_stems = {stem(name) for name in question_shape.names} & question_stems
-    sentence_stems = [{stem(word) for word in tokens(sentence)} for sentence in candidates]
+    sentence_stems = [{stem(word) for word in _words(sentence)} for sentence in candidates]
     subject_stems = [{stem(word) for word in tokens(subject)} & name_stems for subject in subjects] if subjects is not None else [set()] * len(candidates)
     count = len(candidates)
     weights = {term: math.log(1 + count / (1 + sum(term in held for held in sentence_stems))) for term in question_stems}

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmwiki.pages import cited_chunk_ids, split_frontmatter, strip_citation_definitions
+from llmwiki.questions import without_frame
 from llmwiki.search import SearchResult, search
 from llmwiki.workspace import Workspace
 
@@ -215,7 +216,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
             items.append(ContextItem(kind="open_page", label=f"open page {relative}", text=_strip_page(path.read_text(encoding="utf-8")), path=relative))
     search_result = None
     scope_used = None
-    query = question
+    query = without_frame(question)  # "What happened in 1867?" searches for 1867, not for chunks that say "happened"
     if is_collection_question(question):
         for name in ("overview.md", "index.md"):
             path = workspace.wiki_dir / name
@@ -225,7 +226,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
         concepts = _concept_names(workspace)
         widened = [concepts[name] for name in _mentions(question, concepts) if concepts[name].lower() not in question.lower()]
         if widened:
-            query = f"{question} {' '.join(widened)}"
+            query = f"{query} {' '.join(widened)}"
             notes.append(f"The question names {', '.join(widened)} by an alias; the search includes it.")
         retrieval = settings.retrieval
         search_result = search(workspace, query, scope="wiki", limit=retrieval.wiki_chunks)

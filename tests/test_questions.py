@@ -3,7 +3,17 @@
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from llmwiki.questions import last_people, last_person, opens_with_pronoun, rank_sentences, resolve_opening_pronoun, shape, to_statement, unbracket
+from llmwiki.questions import (
+    last_people,
+    last_person,
+    opens_with_pronoun,
+    rank_sentences,
+    resolve_opening_pronoun,
+    shape,
+    to_statement,
+    unbracket,
+    without_frame,
+)
 
 
 @pytest.mark.parametrize(("question", "kind"), [
@@ -39,6 +49,15 @@ def test_a_name_in_the_question_outweighs_a_common_word():
     sentences = ["The elephant will die of starvation.", "Cleveland died of a heart attack in 1908."]
     assert rank_sentences("What did Cleveland die from?", sentences)[0][1] == 1
     assert rank_sentences("What did the elephant die from?", sentences)[0][1] == 0  # control
+
+
+def test_an_event_question_is_ranked_by_its_topic_not_by_happened():
+    sentences = ["Loss of rank can happen gradually or suddenly.", "In 1867, Canada was formed as a federal, semi-autonomous polity."]
+    assert rank_sentences("What happened in 1867?", sentences)[0][1] == 1
+    assert rank_sentences("What can happen gradually?", sentences)[0][1] == 0  # control: there "happen" is all the question has
+    assert without_frame("What happened in the election of 1816?") == "What in the election of 1816?"
+    assert without_frame("When did the first report take place?") == "When did the first report ?"
+    assert without_frame("What happened?") == "What happened?"  # nothing else to search for: kept as asked
 
 
 def test_an_opening_pronoun_gets_its_referent_in_brackets():
