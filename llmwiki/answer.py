@@ -51,6 +51,7 @@ from llmwiki.questions import (
     rank_sentences,
     resolve_opening_pronoun,
     shape,
+    without_truth_frame,
 )
 from llmwiki.search import search
 from llmwiki.select import Selection, read_wiki_page, select
@@ -292,7 +293,7 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     if absent and (not yes_no or len(absent) == len(names)):
         return f"no selected passage mentions {', '.join(absent)}", []
     index = SearchIndex.for_store(workspace.store)
-    weights = {term: weight for term, weight in index.rarity(question).items() if term not in QUESTION_FRAME}
+    weights = {term: weight for term, weight in index.rarity(without_truth_frame(question)).items() if term not in QUESTION_FRAME}
     if yes_no:  # a number a yes/no question names is the fact to check ("... in 1911?"), not its topic
         weights = {term: weight for term, weight in weights.items() if not term[:1].isdigit()}
     total = sum(weights.values())

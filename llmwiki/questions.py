@@ -47,6 +47,14 @@ QUESTION_FRAME = frozenset({"happen", "occur"})
 _FRAME_WORDS = re.compile(r"\b(happen(s|ed|ing)?|occur(s|red|ring)?|t(a|oo)ke?n? place)\b", re.IGNORECASE)
 
 
+_TRUTH_FRAME = re.compile(r"^(is|was) it (true|the case|correct) that\s+", re.IGNORECASE)
+
+
+def without_truth_frame(question: str) -> str:
+    """"Is it true that otters eat urchins?" -> "otters eat urchins?": the frame asks nothing about "true"."""
+    return _TRUTH_FRAME.sub("", question.strip())
+
+
 def without_frame(question: str) -> str:
     """The question with the verbs that frame an event taken out: "What happened in 1867?" -> "What in 1867?"."""
     stripped = " ".join(_FRAME_WORDS.sub(" ", question).split())
@@ -93,7 +101,7 @@ def to_statement(question: str) -> str:
     order matters to the NLI model only; the fact checks read names, numbers
     and negations wherever they stand.
     """
-    words = re.sub(r"^(is|was) it (true|the case|correct) that\s+", "", question.strip(), flags=re.IGNORECASE).rstrip("?").split()
+    words = without_truth_frame(question).rstrip("?").split()
     if words and words[0].lower() not in AUXILIARIES:  # "Is it true that otters eat urchins?" asks "Otters eat urchins."
         sentence = " ".join(words)
         return sentence[:1].upper() + sentence[1:] + "."

@@ -196,6 +196,10 @@ def test_a_question_naming_no_one_is_refused_with_what_to_add(physics):
     assert vague.refused and "names no one" in vague.text and "born" in vague.text
     named = answer_question(physics, "When was Becquerel born?", backend=ExtractiveBackend())  # control
     assert not named.refused
+    # "Is it true that ..." frames the question; "true" is not one of its words, so this one names no one either
+    framed = answer_question(physics, "Is it true that he was born in 1852?", backend=ExtractiveBackend())
+    assert framed.refused and "names no one" in framed.text
+    assert answer_question(physics, "Is it true that Becquerel was born in 1852?", backend=ExtractiveBackend()).verdict == "yes"  # control
 
 
 def test_penn_treebank_brackets_in_a_question_are_read_as_brackets(physics):
