@@ -11,7 +11,7 @@ nDCG@10, MAP and recall@100 of
   - bm25s (PyStemmer English, its English stopwords)
   - SQLite FTS5 (porter unicode61; each word quoted, joined with OR; bm25())
   - llmwiki on PostgreSQL (``[store] url``): the same product search run in the
-    server, ranked by BM25 in SQL and by ts_rank_cd (a throwaway server on
+    server, ranked by BM25 and by ts_rank_cd (a throwaway server on
     loopback; skipped, saying why, where PostgreSQL is not installed)
 An ablation row shows what keeping digits searchable costs on Cranfield.
 Latency (p50/p95 over the 225 queries) on a corpus of --latency-chunks chunks
@@ -287,7 +287,7 @@ def run(args, texts, queries, judgments, stopwords, cluster) -> None:
         engines["ablation: llmwiki any term, digits removed"] = llmwiki_engine(digitless, "any")[0]
         if cluster is not None:
             server_store, _ = build_postgres_store(cluster.create_database("quality"), {str(doc_id): text for doc_id, text in texts.items()})
-            engines["llmwiki on PostgreSQL (product, BM25 in SQL)"] = postgres_engine(server_store, "bm25")
+            engines["llmwiki on PostgreSQL (product, BM25)"] = postgres_engine(server_store, "bm25")
             engines["llmwiki on PostgreSQL (product, ts_rank_cd)"] = postgres_engine(server_store, "ts_rank_cd")
         rankings = {name: [[int(path) for path in engine(query, 100)] for query in queries] for name, engine in engines.items()}
         strict_found = sum(1 for query in queries if not SearchIndex(store).search(query, limit=1, mode="all").hits)
@@ -324,7 +324,7 @@ def run(args, texts, queries, judgments, stopwords, cluster) -> None:
     print(f"queries with no chunk holding every term (product search widens): {strict_found} of {len(queries)}")
     if cluster is not None:
         product = evaluate(rankings["llmwiki BM25 (product: all, then filled)"], judgments)[0]
-        server = evaluate(rankings["llmwiki on PostgreSQL (product, BM25 in SQL)"], judgments)[0]
+        server = evaluate(rankings["llmwiki on PostgreSQL (product, BM25)"], judgments)[0]
         print(f"PostgreSQL product search nDCG@10 / DuckDB product search: {server / product:.3f} (within 3%: {abs(server / product - 1) <= 0.03})")
         if not args.no_hybrid:
             duck_hybrid = evaluate(rankings["llmwiki hybrid (product) + MiniLM int8"], judgments)[0]

@@ -218,3 +218,33 @@ def test_both_stores_offer_the_same_operations():
 
     problems = missing_operations(Store, Partial, leave=DUCKDB_ONLY)
     assert "latest_verification: missing" in problems and "save_verification: other parameters" in problems
+
+
+def test_bm25_over_packed_postings_matches_the_formula_and_breaks_ties_by_chunk():
+    import math
+
+    import numpy as np
+
+    from llmwiki.pgstore import _POSTING, B, K1, _Postings
+
+    # (term place, chunk, tf, length, flags): chunks 7 and 3 tie; chunk 9 is out of scope; chunk 5 is not admitted
+    rows = [(1, 7, 2, 10, 3), (1, 3, 2, 10, 3), (2, 3, 1, 10, 3), (2, 7, 1, 10, 3), (1, 9, 5, 10, 2), (2, 5, 1, 20, 1), (1, 11, 1, 40, 3)]
+    packed = np.array(rows, dtype=[(name, "<i8") for name in _POSTING.names]).astype(_POSTING)
+    postings = _Postings(n=100.0, average_length=12.0, rows=packed)
+
+    def expected(chunk):
+        total = 0.0
+        for term, other, tf, length, _ in rows:
+            if other == chunk:
+                df = sum(1 for row in rows if row[0] == term)  # df counts every searchable chunk, in scope or not
+                total += math.log(1 + (100 - df + 0.5) / (df + 0.5)) * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / 12.0))
+        return total
+
+    chunks, scores, matched = postings.ranked(1, admitted_only=True)
+    assert matched == 3 and chunks.tolist() == [3]  # 3 and 7 tie: the lower chunk id wins the one place
+    chunks, scores, matched = postings.ranked(10, admitted_only=True)
+    assert chunks.tolist() == [3, 7, 11] and np.allclose(scores, [expected(3), expected(7), expected(11)])
+    chunks, _, matched = postings.ranked(10, admitted_only=False)
+    assert matched == 4 and set(chunks.tolist()) == {3, 5, 7, 11}  # control: chunk 5 counts when not only the admitted do; 9 never (out of scope)
+    empty = _Postings(n=1.0, average_length=1.0, rows=np.zeros(0, dtype=_POSTING))
+    assert empty.ranked(10, admitted_only=False)[2] == 0
