@@ -231,10 +231,20 @@ _PERSONAL = ("he", "she", "his", "her")
 _OPENER_FOLLOWERS = frozenset({"to", "the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "in", "on", "at", "for", "with", "from", "by", "of"})
 
 
+# Conjunctive adverbs (a closed class): a sentence that opens with one ("Furthermore, he ...") names no one there.
+_CONNECTIVES = frozenset("""
+moreover furthermore nevertheless nonetheless meanwhile therefore hence consequently accordingly besides instead
+otherwise afterwards afterward later still indeed thereafter likewise conversely overall today
+""".split())
+
+
 def _is_opener(sentence: str, match: re.Match) -> bool:
     """A capitalised first word that opens a clause rather than naming anyone: "According to ...",
-    "Following the ...", "Interestingly, ..." (-ing or -ly, then a comma or a function word)."""
+    "Following the ...", "Interestingly, ..." (-ing or -ly, then a comma or a function word),
+    "Furthermore, ..." (a conjunctive adverb)."""
     word = match.group(1)
+    if match.start() == 0 and word.lower() in _CONNECTIVES:
+        return True
     if match.start() != 0 or " " in word or not word.lower().endswith(("ing", "ly")):
         return False
     rest = sentence[match.end():].lstrip()
@@ -251,10 +261,14 @@ def _subject_names(text: str) -> tuple[str, str | None] | None:
     for match in _NAME_RUN.finditer(sentence):
         if _is_opener(sentence, match):
             continue
-        words = [word for word in match.group(1).split() if word.lower() not in STOPWORDS and word.lower() not in OPENING_PRONOUNS]
-        if words and words[0] == match.group(1).split()[0]:
+        run = match.group(1).split()
+        if match.start() == 0 and run[0].lower() in _CONNECTIVES:  # "Later Cleveland won": the name after the adverb
+            run = run[1:]
+        words = [word for word in run if word.lower() not in STOPWORDS and word.lower() not in OPENING_PRONOUNS]
+        if words and words[0] == run[0]:
             joined = re.match(r"(?:,)?[ ]+and[ ]+(?:[a-z]+[ ]+){0,2}?" + _NAME_RUN.pattern[2:], sentence[match.end():])
-            both = sentence[match.start():match.end() + joined.end()] if joined else None
+            start = match.start() + match.group(1).index(run[0])
+            both = sentence[start:match.end() + joined.end()] if joined else None
             return " ".join(words), both
     return None
 

@@ -80,6 +80,13 @@ def test_he_is_the_subject_of_the_sentence_before():
     assert last_person(legend) == "Captain James Cook"
     assert last_person("Interestingly, Darwin saw the finches.") == "Darwin"
     assert last_person("Kelly won the award.") == "Kelly" and last_person("Darling was the governor.") == "Darling"
+    # A conjunctive adverb is not a name either ("[Furthermore] lost control of his party" was shown);
+    # the name after it still counts
+    assert last_person("Furthermore, he was blamed for the panic.") is None
+    assert last_person("Later Cleveland vetoed the bill.") == "Cleveland" and last_person("Meanwhile, Cleveland vetoed it.") == "Cleveland"
+    assert resolve_opening_pronoun("He lost control of his party.", "Grover Cleveland", preceding="Furthermore, he was blamed.") == (
+        "[Grover Cleveland] lost control of his party.")
+    assert last_people("Meanwhile Cook and naturalist Banks were exploring.") == "Cook and naturalist Banks"
 
 
 def test_they_are_the_people_named_together_just_before():
