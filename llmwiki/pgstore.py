@@ -822,6 +822,7 @@ def _display_rows(conn, chunk_ids: Sequence[int], *, scope: str, preview_chars: 
 
 # One posting as the server packs it: the term's place in the query's term list (1-based), the chunk,
 # occurrences, the chunk's length in tokens, and flags (1: in scope, 2: admitted by the strict query).
+_FEW_TERMS = 32
 _POSTING = np.dtype([("term", ">i2"), ("chunk", ">i8"), ("tf", ">i4"), ("length", ">i4"), ("flags", ">i2")])
 
 
@@ -843,13 +844,18 @@ class _Postings:
     def read(cls, conn, scope: str, *, strict: bool, parameters: dict) -> _Postings:
         in_scope = "1" if scope == "all" else f"(p.document_id IN (SELECT d.id FROM documents d WHERE {_scope_condition(scope)}))::int"
         admitted = "2 * (p.chunk_id IN (SELECT c.id FROM chunks c WHERE c.tsv @@ websearch_to_tsquery('english', %(query)s)))::int" if strict else "0"
+        # A term's place in the query's list: array_position is cheapest for a question's few terms but scans the
+        # list per posting, so a long query (a pasted page: hundreds of terms) joins a numbered list instead.
+        place, places = "array_position(%(terms)s::text[], p.term)", ""
+        if len(parameters["terms"]) > _FEW_TERMS:
+            place, places = "q.place", "JOIN unnest(%(terms)s::text[]) WITH ORDINALITY AS q (term, place) ON q.term = p.term"
         n, average_length, packed = conn.execute(
             f"""
             SELECT (SELECT greatest(sum(chunk_count), 1)::float8 FROM documents WHERE status <> 'failed'),
                    (SELECT greatest(sum(token_total)::float8 / greatest(sum(chunk_count), 1), 1e-9) FROM documents WHERE status <> 'failed'),
-                   (SELECT string_agg(int2send(array_position(%(terms)s::text[], p.term)::int2) || int8send(p.chunk_id) || int4send(p.tf)
+                   (SELECT string_agg(int2send({place}::int2) || int8send(p.chunk_id) || int4send(p.tf)
                                       || int4send(p.length) || int2send(({in_scope} + {admitted})::int2), ''::bytea)
-                    FROM chunk_terms p
+                    FROM chunk_terms p {places}
                     WHERE p.term = ANY(%(terms)s::text[]) AND p.document_id NOT IN (SELECT id FROM documents WHERE status = 'failed'))
             """,
             parameters,

@@ -30,6 +30,7 @@ DOCS = {
 QUERIES = [
     "kelp forest", "otters kelp", "kelp volta", "what did I say?", "narwhal", "1,234", "Angoulême", "urchins tools",
     "\"Kelp Forest\"", "-", "otters OR volta", "zinc copper discs pile",
+    " ".join(f"unknown{number}" for number in range(40)) + " otters kelp urchins",  # past pgstore._FEW_TERMS: places by a join
 ]
 
 
@@ -58,6 +59,18 @@ def test_search_reports_the_same_honest_cases_on_both_stores(tmp_path, postgres_
             assert server.matched_count == duck.matched_count, (query, scope, server.readout, duck.readout)
             assert server.widened == duck.widened, (query, scope)
             assert {hit.path for hit in server.hits} == {hit.path for hit in duck.hits}, (query, scope)
+
+
+def test_a_long_question_ranks_as_its_known_terms_do(tmp_path, postgres_url):
+    from llmwiki.pgstore import _FEW_TERMS
+
+    workspace = _two_workspaces(tmp_path, postgres_url)["postgresql"]
+    known = "otters kelp urchins"
+    long = " ".join(f"unknown{number}" for number in range(_FEW_TERMS + 8)) + " " + known  # places found by a join, not array_position
+    short_result, long_result = (search(workspace, text, mode="any") for text in (known, long))
+    assert len(long_result.terms) > _FEW_TERMS and short_result.hits
+    # words no chunk holds have no postings: every chunk scores as for the known terms alone
+    assert [(hit.path, round(hit.score, 9)) for hit in long_result.hits] == [(hit.path, round(hit.score, 9)) for hit in short_result.hits]
 
 
 def test_a_write_is_seen_by_the_next_search_and_a_failed_document_is_not(tmp_path, postgres_url, count_tokens):
