@@ -771,29 +771,35 @@ class PostgresStore:
         return [row[:-1] for row in rows[:limit]], rows[0][-1] if rows else 0
 
     def term_document_counts(self, words: Sequence[str]) -> dict[str, int | None]:
-        """{word: searchable chunks holding it (through the english analyzer)}; None for a word the analyzer drops."""
+        """{word: searchable chunks holding it (through the english analyzer)}; None for a word the analyzer drops.
+
+        Words are runs of letters and digits, so each is one lexeme or none; its chunks are counted off the
+        postings (an index-only scan), not by matching every chunk's tsvector (60-200 ms a question at
+        100,000 chunks)."""
         with self.connect() as conn:
             rows = conn.execute(
                 """
-                SELECT w, CASE WHEN numnode(plainto_tsquery('english', w)) = 0 THEN NULL ELSE
-                       (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
-                        WHERE d.status <> 'failed' AND c.tsv @@ plainto_tsquery('english', w)) END
-                FROM unnest(%s::text[]) AS w
+                WITH words AS (SELECT w, (SELECT lexeme FROM unnest(to_tsvector('english', w)) ORDER BY lexeme LIMIT 1) AS lexeme
+                               FROM unnest(%s::text[]) AS w)
+                SELECT w, CASE WHEN lexeme IS NULL THEN NULL ELSE
+                       (SELECT count(*) FROM chunk_terms p WHERE p.term = words.lexeme
+                        AND p.document_id NOT IN (SELECT id FROM documents WHERE status = 'failed')) END
+                FROM words
                 """,
                 [list(words)],
             ).fetchall()
         return dict(rows)
 
     def lexeme_document_counts(self, lexemes: Sequence[str]) -> dict[str, int]:
-        """{lexeme: searchable chunks holding it} for the lexemes some chunk holds."""
+        """{lexeme: searchable chunks holding it} for the lexemes some chunk holds (counted off the postings)."""
         if not lexemes:
             return {}
         with self.connect() as conn:
             rows = conn.execute(
                 """
-                SELECT l, (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
-                           WHERE d.status <> 'failed' AND c.tsv @@ quote_literal(l)::tsquery) AS frequency
-                FROM unnest(%s::text[]) AS l
+                SELECT p.term, count(*) FROM chunk_terms p
+                WHERE p.term = ANY(%s::text[]) AND p.document_id NOT IN (SELECT id FROM documents WHERE status = 'failed')
+                GROUP BY p.term
                 """,
                 [list(lexemes)],
             ).fetchall()

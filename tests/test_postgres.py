@@ -88,6 +88,32 @@ def test_a_write_is_seen_by_the_next_search_and_a_failed_document_is_not(tmp_pat
     assert search(workspace, "kelp").case == "matched"  # control
 
 
+def test_term_counts_off_the_postings_equal_matching_every_chunk(tmp_path, postgres_url, count_tokens):
+    from llmwiki.ingest import ingest_file
+
+    workspace = _two_workspaces(tmp_path, postgres_url)["postgresql"]
+    store = workspace.store
+    path = workspace.sources_dir / "more.md"
+    path.write_text("# More\n\nOtters and kelp again, at t1 in 1800.\n", encoding="utf-8")
+    ingest_file(workspace, path, count_tokens=count_tokens)
+    path.write_bytes(b"\x00\x01\x02\x03" * 1000)
+    assert ingest_file(workspace, path, count_tokens=count_tokens).action == "failed"  # its chunks stay, unsearchable
+    words = ["otters", "kelp", "the", "1234", "t1", "1800", "angoulême", "narwhal", "urchins", "tools"]
+
+    def by_matching(word):  # what the counts were: every searchable chunk's tsvector matched
+        with store.connect() as conn:
+            return conn.execute(
+                "SELECT CASE WHEN numnode(plainto_tsquery('english', %(w)s)) = 0 THEN NULL ELSE (SELECT count(*) FROM chunks c "
+                "JOIN documents d ON d.id = c.document_id WHERE d.status <> 'failed' AND c.tsv @@ plainto_tsquery('english', %(w)s)) END",
+                {"w": word},
+            ).fetchone()[0]
+
+    counts = store.term_document_counts(words)
+    assert counts == {word: by_matching(word) for word in words}
+    assert counts["the"] is None and counts["narwhal"] == 0 and counts["otters"] >= 1 and counts["1234"] >= 1  # controls
+    assert store.lexeme_document_counts(["otter", "kelp", "zzz"]) == {"otter": by_matching("otters"), "kelp": by_matching("kelp")}
+
+
 def test_a_url_with_a_password_is_refused_and_one_without_is_kept(tmp_path):
     config = tmp_path / "wiki_config.toml"
     config.write_text('[store]\nurl = "postgresql://analyst:secret@db.example.org/wiki"\n', encoding="utf-8")
