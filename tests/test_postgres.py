@@ -287,3 +287,17 @@ def test_bm25_over_packed_postings_matches_the_formula_and_breaks_ties_by_chunk(
     assert matched == 4 and set(chunks.tolist()) == {3, 5, 7, 11}  # control: chunk 5 counts when not only the admitted do; 9 never (out of scope)
     empty = _Postings(n=1.0, average_length=1.0, rows=np.zeros(0, dtype=_POSTING))
     assert empty.ranked(10, admitted_only=False)[2] == 0
+
+
+def test_stored_vectors_read_back_exactly(tmp_path, postgres_url):
+    import numpy as np
+
+    workspace = _two_workspaces(tmp_path, postgres_url)["postgresql"]
+    store = workspace.store
+    chunk_ids = [chunk_id for chunk_id, _ in store.chunks_missing_embeddings("probe")][:2]
+    vectors = np.array([[0.1, -2.5, 3e-8, 1.0], [1 / 3, 0.0, -0.0, 65504.0]], dtype=np.float32)
+    store.write_embeddings("probe", chunk_ids, vectors)
+    read = store.embeddings("probe", chunk_ids)
+    assert [row[0] for row in read] == chunk_ids and all(row[1] is False for row in read)  # sources, not wiki
+    assert np.array_equal(np.stack([row[2] for row in read]), vectors)  # array_send read by numpy: the same float32 values
+    assert store.embeddings("another model", chunk_ids) == []  # control: vectors are per model
