@@ -296,8 +296,9 @@ def run(args, texts, queries, judgments, stopwords, cluster) -> None:
 
             hybrid = SearchIndex(store)
             encode_rates, hybrid_latency = {}, {}
+            embedders = {}
             for precision in ("float32", "int8"):
-                embedder = SentenceTransformerEmbedder(int8=precision == "int8")
+                embedder = embedders[precision] = SentenceTransformerEmbedder(int8=precision == "int8")
                 started = time.perf_counter()
                 encoded = embed_missing(store, embedder)
                 encode_rates[precision] = encoded / (time.perf_counter() - started)
@@ -310,12 +311,13 @@ def run(args, texts, queries, judgments, stopwords, cluster) -> None:
             if cluster is not None:  # the default precision only: the server path fuses the same way
                 from llmwiki.search import ServerSearch
 
-                embed_missing(server_store, embedder)
+                int8 = embedders["int8"]
+                embed_missing(server_store, int8)
                 server_hybrid = ServerSearch(server_store)
                 rankings["llmwiki on PostgreSQL hybrid (product) + MiniLM int8"] = [
-                    [int(hit.path) for hit in server_hybrid.search(query, limit=100, embedder=embedder).hits] for query in queries
+                    [int(hit.path) for hit in server_hybrid.search(query, limit=100, embedder=int8).hits] for query in queries
                 ]
-                hybrid_latency["PostgreSQL int8"] = timed(lambda text, limit: server_hybrid.search(text, limit=limit, embedder=embedder), queries)
+                hybrid_latency["PostgreSQL int8"] = timed(lambda text, limit: server_hybrid.search(text, limit=limit, embedder=int8), queries)
     reference = evaluate(rankings["DuckDB match_bm25 (disjunctive)"], judgments)
     print(f"\n{'engine':<46}{'nDCG@10':>9}{'MAP':>8}{'R@100':>8}{'nDCG/ref':>10}")
     for name, ranking in rankings.items():

@@ -37,6 +37,7 @@ so a store of either kind says which schema it has in the same words.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -764,10 +765,9 @@ class PostgresStore:
     def _ts_rank_cd(conn, scope: str, match_sql: str | None, parameters: dict, limit: int) -> tuple[list[tuple], int]:
         """(ranked display rows, chunks matched) by ``ts_rank_cd``: chunks in scope with a query term, or admitted by match_sql."""
         match = f"c.tsv @@ {match_sql}" if match_sql else "c.tsv @@ to_tsquery('simple', %(any)s)"
+        display = _DISPLAY.format(score="ts_rank_cd(c.tsv, to_tsquery('simple', %(any)s))::float8 AS score", preview="%(preview)s")
         sql = f"""
-            SELECT c.id, c.document_id, d.path, d.title, d.kind = 'wiki', c.page_number, c.breadcrumb,
-                   ts_rank_cd(c.tsv, to_tsquery('simple', %(any)s))::float8 AS score,
-                   left(regexp_replace(c.text, '\\s+', ' ', 'g'), %(preview)s), d.stale_since IS NOT NULL, count(*) OVER ()
+            SELECT {display}, count(*) OVER ()
             FROM chunks c JOIN documents d ON d.id = c.document_id
             WHERE d.status <> 'failed' AND {_scope_condition(scope)} AND {match}
             ORDER BY score DESC, c.id LIMIT %(limit)s
@@ -825,14 +825,18 @@ def _real_array(packed: bytes) -> np.ndarray:
     return np.frombuffer(packed[20:], dtype=[("length", ">i4"), ("value", ">f4")])["value"].astype(np.float32)
 
 
+# A hit's display fields (``ServerHit``'s order), with its score and the preview's length to fill in.
+_DISPLAY = ("c.id, c.document_id, d.path, d.title, d.kind = 'wiki', c.page_number, c.breadcrumb, {score}, "
+            "left(regexp_replace(c.text, '\\s+', ' ', 'g'), {preview}), d.stale_since IS NOT NULL")
+
+
 def _display_rows(conn, chunk_ids: Sequence[int], *, scope: str, preview_chars: int) -> dict[int, ServerHit]:
     """{chunk id: display row, score 0} of the given chunks that are searchable and in scope."""
     if not chunk_ids:
         return {}
     rows = conn.execute(
         f"""
-        SELECT c.id, c.document_id, d.path, d.title, d.kind = 'wiki', c.page_number, c.breadcrumb, 0.0::float8,
-               left(regexp_replace(c.text, '\\s+', ' ', 'g'), %s), d.stale_since IS NOT NULL
+        SELECT {_DISPLAY.format(score="0.0::float8", preview="%s")}
         FROM chunks c JOIN documents d ON d.id = c.document_id
         WHERE c.id = ANY(%s) AND d.status <> 'failed' AND {_scope_condition(scope)}
         """,
@@ -884,14 +888,19 @@ class _Postings:
         ).fetchone()
         return cls(float(n), float(average_length), np.frombuffer(bytes(packed or b""), dtype=_POSTING))
 
-    def ranked(self, limit: int, *, admitted_only: bool) -> tuple[np.ndarray, np.ndarray, int]:
-        """(the best limit chunk ids, their scores, chunks matched): chunks in scope with a posting (and
-        admitted by the strict query), by score, ties by chunk id."""
+    @functools.cached_property
+    def weights(self) -> np.ndarray:
+        """Each posting's BM25 weight, computed once for both rankings of a search (all terms, then the fill)."""
         term = self.rows["term"].astype(np.intp) - 1
         tf = self.rows["tf"].astype(np.float64)
         frequency = np.bincount(term, minlength=int(term.max(initial=0)) + 1).astype(np.float64)  # df over every searchable chunk
         idf = np.log1p((self.n - frequency + 0.5) / (frequency + 0.5))
-        weight = idf[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.rows["length"] / self.average_length))
+        return idf[term] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.rows["length"] / self.average_length))
+
+    def ranked(self, limit: int, *, admitted_only: bool) -> tuple[np.ndarray, np.ndarray, int]:
+        """(the best limit chunk ids, their scores, chunks matched): chunks in scope with a posting (and
+        admitted by the strict query), by score, ties by chunk id."""
+        weight = self.weights
         flags = self.rows["flags"]
         mask = (flags & 1).astype(bool) & ((flags & 2).astype(bool) if admitted_only else True)
         chunk_ids, inverse = np.unique(self.rows["chunk"][mask].astype(np.int64), return_inverse=True)

@@ -240,11 +240,9 @@ otherwise afterwards afterward later still indeed thereafter likewise conversely
 
 def _is_opener(sentence: str, match: re.Match) -> bool:
     """A capitalised first word that opens a clause rather than naming anyone: "According to ...",
-    "Following the ...", "Interestingly, ..." (-ing or -ly, then a comma or a function word),
-    "Furthermore, ..." (a conjunctive adverb)."""
+    "Following the ...", "Interestingly, ..." (-ing or -ly, then a comma or a function word).
+    A conjunctive adverb ("Furthermore, ...") is taken off the run in ``_subject_names``."""
     word = match.group(1)
-    if match.start() == 0 and word.lower() in _CONNECTIVES:
-        return True
     if match.start() != 0 or " " in word or not word.lower().endswith(("ing", "ly")):
         return False
     rest = sentence[match.end():].lstrip()

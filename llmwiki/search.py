@@ -748,11 +748,10 @@ class _ServerVectors:
             rows = store.embeddings(self.model, new)
             ids = np.concatenate([self.chunk_ids[kept], np.asarray([row[0] for row in rows], dtype=np.int64)])
             wiki = np.concatenate([self.is_wiki[kept], np.asarray([row[1] for row in rows], dtype=bool)])
-            fresh = np.asarray([row[2] for row in rows], dtype=np.float32)
-            old = self.matrix[kept] if len(self.chunk_ids) else np.zeros((0, fresh.shape[1] if len(fresh) else 0), dtype=np.float32)
-            matrix = np.vstack([old, fresh]) if len(fresh) and len(old) else (fresh if len(fresh) else old)
+            parts = ([self.matrix[kept]] if kept.any() else []) + ([np.stack([row[2] for row in rows])] if rows else [])
+            matrix = np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
             order = np.argsort(ids, kind="stable")
-            self.chunk_ids, self.is_wiki, self.matrix = ids[order], wiki[order], matrix[order] if len(matrix) else matrix
+            self.chunk_ids, self.is_wiki, self.matrix = ids[order], wiki[order], matrix[order]
             self.signature = signature
 
     def _in_scope(self, scope: str) -> np.ndarray:
