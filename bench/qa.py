@@ -44,46 +44,11 @@ from llmwiki.answer import answer_question  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.questions import opens_with_pronoun, unbracket  # noqa: E402
+from llmwiki.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
 from llmwiki.search import search  # noqa: E402
 from llmwiki.workspace import Workspace  # noqa: E402
 
 ANSWERABLE_SETS = ("set1", "set2", "set3")
-
-
-def normalise(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
-def load_questions(data: Path) -> list[dict]:
-    """Distinct questions with their article (workspace path), set, difficulty and reference answers."""
-    text = (data / "question_answer_pairs.txt").read_bytes().decode("latin-1").replace("\r\n", "\n").replace("\r", "\n")
-    questions: dict[str, dict] = {}
-    for line in text.split("\n")[1:]:
-        parts = line.split("\t")
-        if len(parts) < 6 or not parts[1].strip() or not parts[5].strip():
-            continue
-        question, answer, difficulty, article = parts[1].strip(), parts[2].strip(), parts[3].strip(), parts[5].strip()
-        folder, name = article.split("/")[-2:]
-        entry = questions.setdefault(question, {"question": question, "article": f"sources/{folder}-{name}.txt", "set": folder,
-                                                "difficulty": difficulty or "unknown", "answers": []})
-        if answer and answer.upper() != "NULL":
-            entry["answers"].append(answer)
-    return list(questions.values())
-
-
-def reference_kind(entry: dict) -> str:
-    """yes_no when the references are yes or no, fact when they name something, none without a reference."""
-    answers = [normalise(answer) for answer in entry["answers"]]
-    if not answers:
-        return "none"
-    if all(answer.split()[:1] in (["yes"], ["no"]) for answer in answers if answer):
-        return "yes_no"
-    return "fact"
-
-
-def contains_reference(text: str, entry: dict) -> bool:
-    haystack = f" {normalise(text)} "
-    return any(f" {normalise(answer)} " in haystack for answer in entry["answers"] if normalise(answer) and normalise(answer) not in ("yes", "no"))
 
 
 def build(data: Path, cache: Path, rebuild: bool) -> tuple[Workspace, float | None]:

@@ -53,6 +53,7 @@ from llmwiki.questions import (
     shape,
     without_truth_frame,
 )
+from llmwiki.ranker import ranker_input, rerank
 from llmwiki.search import search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
@@ -62,6 +63,7 @@ from llmwiki.workspace import Workspace
 NOTHING_SELECTED = "The sources do not say: nothing in the wiki or the sources matches this question. "
 NOT_SUPPORTED = "The sources do not say."
 _TABLE_BLOCK = re.compile(r"(?:^\|.*\|[ \t]*\n){6,}", re.MULTILINE)
+_DEFAULT = object()  # "the workspace's", where None means "none"
 _FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|then|but|same|and in|in)\b|\b(it|its|they|them|their|that|those|this|he|she|his|her)\b", re.IGNORECASE)
 
 
@@ -262,7 +264,7 @@ class ExtractiveReply:
 
 
 def _quote(candidate: _Candidate) -> str:
-    return f"{resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)} [c{candidate.chunk_id}]"
+    return f"{shown(candidate)} [c{candidate.chunk_id}]"
 
 
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
@@ -339,10 +341,30 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
 
 
-def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None) -> ExtractiveReply:
+def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape) -> list[tuple[float, int]]:
+    """(score, index) of each candidate by ``questions.rank_sentences``, best first; the selector's order counts a little."""
+    priors = [0.5 / (1 + candidate.order) for candidate in candidates]  # bench/qa.py: 0.551 vs 0.539 at 0.05
+    return rank_sentences(question_shape.statement or question, [candidate.sentence for candidate in candidates], question_shape=question_shape,
+                          priors=priors, subjects=[candidate.referent for candidate in candidates])
+
+
+def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[_Candidate], list[tuple[float, int]]]:
+    """The sentences an extractive answer to ``question`` chooses from, and their hand ranking: what the answer
+    ranker is trained on (``llmwiki.ranker.train``)."""
+    candidates = _candidates(workspace, select(workspace, question))
+    return candidates, hand_ranking(question, candidates, shape(question))
+
+
+def shown(candidate: _Candidate) -> str:
+    """The candidate sentence as an answer shows it (an opening pronoun resolved), without its citation."""
+    return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
+
+
+def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None, ranker=None) -> ExtractiveReply:
     """The extractive backend's answer: the sentence that answers the question first, cited; a verdict
     for yes/no questions; "the sources do not say" when the selection does not match the question.
 
+    ranker: reorders the best hand-ranked sentences of a question that is not yes/no (``llmwiki.ranker``).
     Dataset rows named by the question are quoted as they are; a question about the wiki as a whole
     gets its overview and index.
     """
@@ -359,10 +381,10 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         if tables:
             return ExtractiveReply(table_text.strip())
         return ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
-    priors = [0.5 / (1 + candidate.order) for candidate in candidates]  # the selector's order counts (bench/qa.py: 0.551 vs 0.539 at 0.05)
-    asked = question_shape.statement or question
-    order = [index for _, index in rank_sentences(asked, [candidate.sentence for candidate in candidates], question_shape=question_shape,
-                                                  priors=priors, subjects=[candidate.referent for candidate in candidates])]
+    ranking = hand_ranking(question, candidates, question_shape)
+    if not question_shape.yes_no:
+        ranking = rerank(ranker, question, [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates], ranking)
+    order = [index for _, index in ranking]
     ranked = [candidates[index] for index in order]
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
@@ -401,10 +423,12 @@ def answer_question(
     on_token: Callable[[str], None] | None = None,
     tracer: Tracer | None = None,
     verifier=None,
+    ranker=_DEFAULT,
 ) -> Answer:
     """Select context for a question and answer it with the configured backend.
 
-    verifier: what settles yes/no questions for the extractive backend (default: the workspace's)."""
+    verifier: what settles yes/no questions for the extractive backend (default: the workspace's);
+    ranker: what reorders its candidate sentences (default: the workspace's ``[chat] answer_ranker``; None: the hand ranking)."""
     backend = backend or workspace.backend()
     tracer = tracer or workspace.tracer()
     settings = workspace.config.chat
@@ -427,7 +451,8 @@ def answer_question(
             return Answer(question=question, read_as=read_as, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         verdict = None
         if not backend.generates:
-            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier)
+            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier,
+                                      ranker=workspace.answer_ranker() if ranker is _DEFAULT else ranker)
             text, verdict = reply.text or NOT_SUPPORTED, reply.verdict
             if reply.refused or not reply.text:
                 if on_token is not None:

@@ -89,6 +89,7 @@ class ChatConfig(_Section):
     history_messages: int = Field(6, ge=0, le=50)  # earlier messages a model sees
     max_tool_steps: int = Field(6, ge=1, le=30)  # agentic chat: tool rounds before it must answer
     answer_sentences: int = Field(2, ge=1, le=10)  # extractive answers (more when the question asks to list, describe or explain)
+    answer_ranker: str = "llmwiki-ranker"  # reorders an extractive answer's candidate sentences: "none", or an NLI-style model id or path (llmwiki.ranker)
 
 
 class TracingConfig(_Section):
@@ -193,6 +194,7 @@ blacklist = []         # off-limits topics, e.g. ["salary", "medical record"]: r
 history_messages = 6   # earlier messages a model sees in follow-ups
 max_tool_steps = 6     # agentic chat: tool rounds before it must answer
 answer_sentences = 2   # sentences in an extractive answer (more when the question asks to list, describe or explain)
+answer_ranker = "llmwiki-ranker"  # picks the sentence that holds the answer; "none" for word matching alone, or a model id or path
 
 [tracing]
 enabled = true

@@ -172,6 +172,12 @@ class Workspace:
         settings = self.config.verification
         return _verifier(settings.model, settings.int8, settings.max_length)
 
+    def answer_ranker(self):
+        """The answer ranker named in [chat] answer_ranker (loaded once per process), or None for the hand ranking."""
+        from llmwiki.ranker import load_ranker
+
+        return load_ranker(self.config.chat.answer_ranker, int8=self.config.verification.int8)
+
     def kind_of(self, relative_path: str) -> str:
         """'wiki' for pages under wiki/, 'source' for everything else."""
         return "wiki" if relative_path.startswith("wiki/") else "source"

@@ -1,0 +1,75 @@
+"""The answer ranker: which candidate sentence holds what a question asks for.
+
+The extractive answer ranks the selection's sentences by hand (question words
+held, weighted by rarity, plus the kind of thing asked for; see
+``questions.rank_sentences``). That ranking cannot see a paraphrase ("What
+was the name of his mother?" against "born to Agnes Muirhead"). The ranker
+is a cross-encoder that reads the question and a sentence together and gives
+P(the sentence holds the answer); it reorders the hand ranking's best
+``RANKED`` sentences by hand score + ``WEIGHT`` x P. The hand ranking still
+decides which sentences are looked at and which may lead an answer (the
+refusal rule's share), so the model can only choose among sentences the
+question's words point to.
+
+The default, "llmwiki-ranker", is llmwiki's NLI verifier fine-tuned on CMU QA
+S08 questions (``llmwiki.ranker.train``; weights in ``weights/``, see
+MODEL.md): its P(entailment) column is P(holds the answer). Any NLI-style
+sequence-classification model id or path may be configured instead
+(``[chat] answer_ranker``), or "none" for the hand ranking alone. An install
+without the weights falls back to the hand ranking.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+
+DEFAULT_RANKER = "llmwiki-ranker"
+NO_RANKER = "none"
+WEIGHTS_DIR = Path(__file__).parent / "weights"
+RANKED = 12  # the hand ranking's best sentences that the model reorders (S08: the reference is in them for 0.65 of fact questions)
+WEIGHT = 2.0  # P(holds the answer) is added to the hand score with this weight (S08, leave one set out: bench/ranker.py)
+MAX_LENGTH = 128  # question + title + sentence, in tokens
+
+
+def shipped_weights() -> Path | None:
+    """The folder of the trained ranker weights, when this install has them."""
+    return WEIGHTS_DIR if (WEIGHTS_DIR / "SHA256SUMS").is_file() else None
+
+
+def ranker_input(sentence: str, referent: str) -> str:
+    """What the model reads of a candidate: its document's title, then the sentence ("he" needs the title)."""
+    return f"{referent}: {sentence}" if referent else sentence
+
+
+@functools.lru_cache(maxsize=4)
+def load_ranker(name: str = DEFAULT_RANKER, *, int8: bool = True):
+    """The configured ranker (a scorer with ``score(premises, hypotheses)``), or None for the hand ranking
+    alone ("none", or the default in an install without its weights)."""
+    from llmwiki.verify.nli import NLIVerifier
+
+    if name == NO_RANKER:
+        return None
+    if name == DEFAULT_RANKER:
+        folder = shipped_weights()
+        if folder is None:
+            return None
+        from llmwiki.verify.train import load_shipped
+
+        model, tokenizer = load_shipped(folder)
+        digest = (folder / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
+        return NLIVerifier(model, tokenizer=tokenizer, name=DEFAULT_RANKER, int8=int8, max_length=MAX_LENGTH, version=f"weights sha256 {digest[:12]}")
+    return NLIVerifier(name, int8=int8, max_length=MAX_LENGTH)
+
+
+def rerank(ranker, question: str, inputs: Sequence[str], ranking: Sequence[tuple[float, int]], *, ranked: int = RANKED, weight: float = WEIGHT) -> list[tuple[float, int]]:
+    """The hand ranking ((score, index), best first) with its best ``ranked`` reordered by score + weight x P(holds
+    the answer); inputs: ``ranker_input`` of every candidate, by index. The rest keep their order, after them."""
+    head, tail = list(ranking[:ranked]), list(ranking[ranked:])
+    if ranker is None or not head:
+        return list(ranking)
+    probabilities = ranker.score([inputs[index] for _, index in head], [question] * len(head))[:, 0]
+    head = [(score + weight * float(probability), index) for (score, index), probability in zip(head, probabilities)]
+    head.sort(key=lambda item: (-item[0], item[1]))
+    return head + tail

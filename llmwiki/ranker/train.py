@@ -1,0 +1,184 @@
+"""Train the answer ranker on CMU QA S08: the shipped NLI verifier fine-tuned to tell which sentence holds the answer.
+
+    python -m llmwiki.ranker.train [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace]
+                                   [--out llmwiki/ranker/weights] [--hold-out SET] [--epochs 1] [--lr 3e-5]
+
+Data: every fact question of S08 (reference neither yes nor no) is asked of a
+workspace of all four sets, as an analyst would ask it; the sentences the
+extractive answer chooses from are labelled by whether they hold a
+reference answer as the answer would show them (an opening "he" resolved).
+Pairs: (title: sentence, question), up to 3 positives per question (label
+entailment) and 8 negatives (the 6 best-ranked by hand that hold no
+reference, and 2 others; label not-entailment), trained with the
+verifier's loss from its shipped weights (``llmwiki.verify.train``).
+
+--hold-out SET trains on the other sets and prints how the held-out set's
+questions rank (hand ranking against hand + ranker) instead of writing
+weights; bench/ranker.py does this for each set. Without it the model is
+trained on all four sets and written to --out (fp16, SHA256SUMS,
+training.json). One epoch takes about 2-3 minutes on a 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from llmwiki.ranker import MAX_LENGTH, RANKED, WEIGHT, WEIGHTS_DIR, ranker_input
+from llmwiki.ranker.cmuqa import contains_reference, load_questions, reference_kind
+
+SETS = ("set1", "set2", "set3", "set4")
+POSITIVES = 3
+HARD_NEGATIVES = 6
+OTHER_NEGATIVES = 2
+
+
+def build_workspace(data: Path, folder: Path):
+    """A workspace of every S08 article (kept in ``folder`` between runs)."""
+    from llmwiki.wiki import ingest_paths
+    from llmwiki.workspace import Workspace
+
+    if (folder / "wiki" / "index.md").is_file():
+        return Workspace.open(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    workspace = Workspace.init(folder, git=False)
+    for name in SETS:
+        for article in sorted((data / "data" / name).glob("a*.txt")):
+            shutil.copyfile(article, workspace.sources_dir / f"{name}-{article.name}")
+    ingest_paths(workspace)
+    return workspace
+
+
+def collect(workspace, questions: list[dict]) -> list[dict]:
+    """Per fact question: its candidates' ranker inputs, whether each holds a reference as shown, and the hand ranking."""
+    from llmwiki.answer import candidate_sentences, shown
+
+    rows = []
+    for number, entry in enumerate(questions, start=1):
+        if number % 25 == 0 or number == len(questions):
+            print(f"\r  collected {number} of {len(questions)} questions", end="", file=sys.stderr, flush=True)
+        candidates, ranking = candidate_sentences(workspace, entry["question"])
+        rows.append({"question": entry["question"], "set": entry["set"], "inputs": [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates],
+                     "labels": [contains_reference(shown(candidate), entry) for candidate in candidates], "ranking": [index for _, index in ranking],
+                     "scores": [score for score, _ in ranking]})
+    print(file=sys.stderr)
+    return rows
+
+
+def collected(data: Path, workspace_folder: Path) -> list[dict]:
+    """``collect`` over every S08 fact question, kept beside the workspace (collecting takes minutes)."""
+    cache = workspace_folder / "ranker-pairs.json"
+    if cache.is_file():
+        return json.loads(cache.read_text(encoding="utf-8"))
+    workspace = build_workspace(data, workspace_folder)
+    rows = collect(workspace, [entry for entry in load_questions(data) if reference_kind(entry) == "fact"])
+    cache.write_text(json.dumps(rows), encoding="utf-8")
+    return rows
+
+
+def training_pairs(rows: list[dict], *, seed: int = 7) -> list[tuple[str, str, int]]:
+    """(premise, question, label): 0 = holds the answer, 3 = does not (the verifier's two-way label)."""
+    rng = random.Random(seed)
+    pairs = []
+    for row in rows:
+        positives = [index for index in row["ranking"] if row["labels"][index]]
+        if not positives:
+            continue
+        negatives = [index for index in row["ranking"] if not row["labels"][index]]
+        chosen = negatives[:HARD_NEGATIVES] + rng.sample(negatives[HARD_NEGATIVES:], min(OTHER_NEGATIVES, len(negatives[HARD_NEGATIVES:])))
+        pairs += [(row["inputs"][index], row["question"], 0) for index in positives[:POSITIVES]]
+        pairs += [(row["inputs"][index], row["question"], 3) for index in chosen]
+    return pairs
+
+
+def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float = 3e-5, batch_size: int = 16, seed: int = 7, threads: int = 0):
+    """(model, tokenizer): the shipped verifier fine-tuned on the pairs."""
+    import torch
+
+    from llmwiki.verify.train import WEIGHTS_DIR as VERIFIER_WEIGHTS
+    from llmwiki.verify.train import load_shipped, loss_for
+
+    torch.manual_seed(seed)
+    if threads:
+        torch.set_num_threads(threads)
+    rng = random.Random(seed)
+    model, tokenizer = load_shipped(VERIFIER_WEIGHTS)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    steps = max(1, int(len(pairs) * epochs) // batch_size)
+    order: list[int] = []
+    while len(order) < steps * batch_size:
+        shuffled = list(range(len(pairs)))
+        rng.shuffle(shuffled)
+        order += shuffled
+    started = time.perf_counter()
+    for step in range(steps):
+        batch = [pairs[index] for index in order[step * batch_size:(step + 1) * batch_size]]
+        encoded = tokenizer([pair[0] for pair in batch], [pair[1] for pair in batch], truncation="longest_first", max_length=MAX_LENGTH, padding=True, return_tensors="pt")
+        loss = loss_for(model(**encoded).logits, torch.tensor([pair[2] for pair in batch]))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+        if step % 10 == 0 or step == steps - 1:
+            rate = (step + 1) * batch_size / (time.perf_counter() - started)
+            print(f"\r  step {step + 1} of {steps}, loss {loss.item():.3f}, {rate:.0f} pairs/s", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    model.eval()
+    return model, tokenizer
+
+
+def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float = WEIGHT) -> dict[str, float]:
+    """Share of questions whose first one and first two sentences hold a reference: by hand, or reranked."""
+    from llmwiki.ranker import rerank
+
+    first = two = 0
+    for row in rows:
+        ranking = list(zip(row["scores"], row["ranking"]))
+        order = [index for _, index in rerank(ranker, row["question"], row["inputs"], ranking, ranked=ranked, weight=weight)]
+        first += any(row["labels"][index] for index in order[:1])
+        two += any(row["labels"][index] for index in order[:2])
+    return {"questions": len(rows), "top1": first / max(len(rows), 1), "top2": two / max(len(rows), 1)}
+
+
+def main(argv=None) -> None:
+    from llmwiki.verify.nli import NLIVerifier
+    from llmwiki.verify.train import save_shipped
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data" / "cmu-qa" / "S08")
+    parser.add_argument("--workspace", type=Path, default=Path("/tmp/llmwiki-ranker-workspace"), help="where the S08 workspace and the collected pairs are kept")
+    parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)
+    parser.add_argument("--hold-out", choices=SETS, help="train on the other sets and report this one's ranking; writes nothing")
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    if not (args.data / "question_answer_pairs.txt").is_file():
+        sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README); give --data")
+    rows = collected(args.data, args.workspace)
+    training = [row for row in rows if row["set"] != args.hold_out]
+    pairs = training_pairs(training, seed=args.seed)
+    print(f"{len(training)} questions, {len(pairs)} pairs", file=sys.stderr)
+    started = time.perf_counter()
+    model, tokenizer = train(pairs, epochs=args.epochs, lr=args.lr, seed=args.seed)
+    seconds = time.perf_counter() - started
+    if args.hold_out:
+        held = [row for row in rows if row["set"] == args.hold_out]
+        ranker = NLIVerifier(model, tokenizer=tokenizer, name="held-out", int8=True, max_length=MAX_LENGTH)
+        print(json.dumps({"held_out": args.hold_out, "hand": hits(held), "ranker": hits(held, ranker)}))
+        return
+    sums = save_shipped(model, args.out)
+    report = {"base": "llmwiki-nli (llmwiki/verify/weights)", "data": "CMU QA S08 sets 1-4, fact questions", "questions": len(training), "pairs": len(pairs),
+              "epochs": args.epochs, "lr": args.lr, "batch_size": 16, "max_length": MAX_LENGTH, "seed": args.seed, "seconds": round(seconds, 1), "sha256": sums}
+    (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llmwiki.answer import answer_question
+from llmwiki.backends import ExtractiveBackend
+from llmwiki.ranker import DEFAULT_RANKER, load_ranker, ranker_input, rerank, shipped_weights
+from llmwiki.ranker.train import hits, training_pairs
+
+
+class Keyword:
+    """A stand-in ranker: P(holds the answer) is 1 for sentences holding the keyword, else 0."""
+
+    name = "keyword"
+
+    def __init__(self, keyword: str) -> None:
+        self.keyword, self.calls = keyword, []
+
+    def score(self, premises, hypotheses):
+        self.calls.append(list(premises))
+        return np.array([[1.0 if self.keyword in premise else 0.0, 0.0, 0.0] for premise in premises]).reshape(-1, 3)
+
+
+def test_rerank_reorders_only_the_best_hand_ranked_sentences():
+    inputs = ["a", "b key", "c", "d key"]
+    ranking = [(1.0, 0), (0.9, 1), (0.5, 2), (0.1, 3)]
+    ranker = Keyword("key")
+    assert [index for _, index in rerank(ranker, "q", inputs, ranking, ranked=3, weight=2.0)] == [1, 0, 2, 3]  # "d key" is past the 3 looked at
+    assert ranker.calls == [["a", "b key", "c"]]
+    assert [index for _, index in rerank(ranker, "q", inputs, ranking, ranked=4, weight=2.0)] == [1, 3, 0, 2]
+    assert [index for _, index in rerank(ranker, "q", inputs, ranking, ranked=4, weight=0.05)] == [0, 1, 2, 3]  # a small weight only breaks near-ties
+    assert rerank(None, "q", inputs, ranking) == ranking  # control: no ranker, the hand ranking
+
+
+def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
+    question = "What did Alessandro Volta stack into a pile?"
+    by_hand = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None)
+    assert by_hand.text.startswith("Alessandro Volta stacked zinc")
+    ranked = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=Keyword("steady current"))
+    assert ranked.text.startswith("The Voltaic Pile made a steady current")
+    assert "stacked zinc" in ranked.text  # still two sentences, the hand ranking's best second
+    assert all(citation.path == "sources/volta.md" for citation in ranked.citations)
+
+
+def test_yes_no_questions_are_not_reranked(wiki):
+    ranker = Keyword("steady current")
+    answer = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", backend=ExtractiveBackend(), ranker=ranker)
+    assert answer.verdict == "yes" and ranker.calls == []
+
+
+def test_ranker_input_carries_the_title_for_pronouns():
+    assert ranker_input("He stacked discs.", "Alessandro Volta") == "Alessandro Volta: He stacked discs."
+    assert ranker_input("He stacked discs.", "") == "He stacked discs."
+
+
+def test_none_in_the_config_means_the_hand_ranking(workspace):
+    from llmwiki.workspace import CONFIG_FILENAME, Workspace
+
+    assert load_ranker("none") is None
+    config = workspace.root / CONFIG_FILENAME
+    default = config.read_text(encoding="utf-8")
+    assert 'answer_ranker = "llmwiki-ranker"' in default
+    config.write_text(default.replace('answer_ranker = "llmwiki-ranker"', 'answer_ranker = "none"'), encoding="utf-8")
+    assert Workspace.open(workspace.root).answer_ranker() is None
+    if shipped_weights() is not None:  # control: the default loads the shipped model
+        config.write_text(default, encoding="utf-8")
+        assert Workspace.open(workspace.root).answer_ranker().name == DEFAULT_RANKER
+
+
+def test_training_pairs_take_positives_and_the_hardest_negatives():
+    row = {"question": "q", "inputs": [f"s{index}" for index in range(12)], "labels": [index in (3, 9) for index in range(12)],
+           "ranking": list(range(12))}
+    pairs = training_pairs([row, {**row, "labels": [False] * 12}])  # a question no sentence answers gives no pairs
+    assert [pair for pair in pairs if pair[2] == 0] == [("s3", "q", 0), ("s9", "q", 0)]
+    negatives = [pair[0] for pair in pairs if pair[2] == 3]
+    assert negatives[:6] == ["s0", "s1", "s2", "s4", "s5", "s6"] and len(negatives) == 8 and not {"s3", "s9"} & set(negatives)
+
+
+def test_hits_count_the_first_and_first_two_sentences():
+    rows = [{"question": "q", "inputs": ["a", "b key", "c"], "labels": [False, True, False], "ranking": [0, 1, 2], "scores": [1.0, 0.9, 0.1]},
+            {"question": "q", "inputs": ["a", "b", "c key"], "labels": [False, False, True], "ranking": [0, 1, 2], "scores": [1.0, 0.9, 0.1]}]
+    assert hits(rows) == {"questions": 2, "top1": 0.0, "top2": 0.5}
+    assert hits(rows, Keyword("key")) == {"questions": 2, "top1": 1.0, "top2": 1.0}
+
+
+@pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.ranker.train)")
+def test_the_shipped_ranker_finds_the_sentence_that_answers():
+    ranker = load_ranker(DEFAULT_RANKER)
+    assert ranker is not None and ranker.name == DEFAULT_RANKER and "weights sha256" in ranker.version
+    sentences = [ranker_input("His mother, Agnes Muirhead, came from a distinguished family.", "James Watt"),
+                 ranker_input("Watt was born on 19 January 1736 in Greenock, a seaport on the Firth of Clyde.", "James Watt")]
+    mother = ranker.score(sentences, ["What was the name of James Watt's mother?"] * 2)[:, 0]
+    born = ranker.score(sentences, ["Where was James Watt born?"] * 2)[:, 0]
+    assert mother[0] > mother[1]
+    assert born[1] > born[0]  # control: the other question, the other sentence
