@@ -1,6 +1,6 @@
 """The answer ranker, measured on questions it was not trained on: CMU QA S08, leaving one set out at a time.
 
-    python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--weights 0,1,2,4]
+    python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--ranked 12] [--weights 0.5,1,2,4,100]
 
 For each set, the ranker is trained (``llmwiki.ranker.train``, from the
 shipped verifier) on the other sets' fact questions, and the held-out set's
@@ -44,10 +44,15 @@ class _Cached:
         return np.array([self.seen[(p, h)] for p, h in zip(premises, hypotheses)])
 
 
+def pair(first: float, second: float) -> str:
+    return f"{first:.3f} / {second:.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
     parser.add_argument("--workspace", type=Path, default=Path("/tmp/llmwiki-ranker-workspace"))
+    parser.add_argument("--ranked", type=int, default=RANKED, help="how many of the hand ranking's best sentences the model reorders")
     parser.add_argument("--weights", default=f"0.5,1,{WEIGHT:g},4,100", help="weights of P(holds the answer) to compare")
     args = parser.parse_args()
     if not (args.data / "question_answer_pairs.txt").is_file():
@@ -55,26 +60,27 @@ def main() -> None:
     weights = [float(weight) for weight in args.weights.split(",")]
     rows = collected(args.data, args.workspace)
     totals: dict[str, list[float]] = {}
-    print(f"fact questions of S08, each set ranked by a model trained on the others (reorders the best {RANKED} by hand)\n")
+    print(f"fact questions of S08, each set ranked by a model trained on the others (reorders the best {args.ranked} by hand)\n")
     print(f"{'held out':<9} {'questions':>9} {'ceiling':>8} {'hand top-1':>11} {'hand top-2':>11} " + " ".join(f"{f'w={w:g} top-1/2':>17}" for w in weights))
     for held_out in SETS:
         held = [row for row in rows if row["set"] == held_out]
-        if not held:
+        pairs = training_pairs([row for row in rows if row["set"] != held_out])
+        if not held or not pairs:
             continue
-        model, tokenizer = train(training_pairs([row for row in rows if row["set"] != held_out]))
+        model, tokenizer = train(pairs)
         ranker = _Cached(NLIVerifier(model, tokenizer=tokenizer, name="held-out", int8=True, max_length=MAX_LENGTH))
-        ceiling = sum(any(row["labels"][index] for index in row["ranking"][:RANKED]) for row in held) / len(held)
+        ceiling = sum(any(row["labels"][index] for index in row["ranking"][:args.ranked]) for row in held) / len(held)
         hand = hits(held)
-        figures = [hits(held, ranker, weight=weight) for weight in weights]
+        figures = [hits(held, ranker, ranked=args.ranked, weight=weight) for weight in weights]
         line = [len(held), ceiling, hand["top1"], hand["top2"]] + [value for figure in figures for value in (figure["top1"], figure["top2"])]
         totals[held_out] = line
         print(f"{held_out:<9} {len(held):>9} {ceiling:>8.3f} {hand['top1']:>11.3f} {hand['top2']:>11.3f} "
-              + " ".join(f"{f'{figure['top1']:.3f} / {figure['top2']:.3f}':>17}" for figure in figures), flush=True)
+              + " ".join(f"{pair(figure['top1'], figure['top2']):>17}" for figure in figures), flush=True)
     count = sum(line[0] for line in totals.values())
     mean = [sum(line[position] * line[0] for line in totals.values()) / count for position in range(1, len(next(iter(totals.values()))))]
     print(f"{'all':<9} {count:>9} {mean[0]:>8.3f} {mean[1]:>11.3f} {mean[2]:>11.3f} "
-          + " ".join(f"{f'{mean[3 + 2 * k]:.3f} / {mean[4 + 2 * k]:.3f}':>17}" for k in range(len(weights))))
-    print(f"\nshipped: weight {WEIGHT:g}; top-2 is what an answer of two sentences holds (bench/qa.py counts the same on whole answers)")
+          + " ".join(f"{pair(mean[3 + 2 * k], mean[4 + 2 * k]):>17}" for k in range(len(weights))))
+    print(f"\nshipped: weight {WEIGHT:g}, the best {RANKED}; top-2 is what an answer of two sentences holds (bench/qa.py counts the same on whole answers)")
 
 
 if __name__ == "__main__":

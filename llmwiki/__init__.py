@@ -7,7 +7,7 @@ The package in layers; a module imports only from its own layer or below
    (Markdown pages and frontmatter), ``extract``, ``chunking``, ``history``
    (git), ``backends`` (answer models), ``embeddings``, ``datasets``,
    ``tracing``, ``verify.nli`` and the pure checks of ``verify``, ``questions``,
-   ``pgserver`` (a throwaway PostgreSQL server for tests and benchmarks)
+   ``ranker`` (the answer ranker model) and its CMU QA reader, ``pgserver`` (a throwaway PostgreSQL server for tests and benchmarks)
 2. the stores, the only modules with SQL: ``store`` (embedded DuckDB, the
    default) and ``pgstore`` (a shared PostgreSQL database, ``[store] url``)
 3. ``workspace``: a folder's paths, settings and handles (store, backend, verifier)
@@ -17,7 +17,7 @@ The package in layers; a module imports only from its own layer or below
 6. ``journal``: crash safety around every write, and ``open_workspace``
 7. ``wiki``: the one write path (publish), and ingest + generation as one unit
 8. ``select`` (pre-retrieval), ``verify.page`` (page verification)
-9. ``answer``, ``maintain`` (withdraw, edit, delete, restore)
+9. ``answer``, ``maintain`` (withdraw, edit, delete, restore), ``ranker.train``
 10. ``lint``
 11. ``cli`` (and the notebooks): gather input, show output
 """

@@ -11,7 +11,7 @@ PACKAGE = REPO / "llmwiki"
 LAYERS = (
     {"errors", "records", "tracing", "prompts", "failpoints", "config", "models", "history", "pages", "chunking", "extract",
      "backends", "datasets", "embeddings", "notebook_args", "questions", "verify.lexicon", "verify.facts", "verify.calibrate",
-     "verify.changes", "verify.train", "verify.nli", "pgserver"},
+     "verify.changes", "verify.train", "verify.nli", "ranker", "ranker.cmuqa", "pgserver"},
     {"store", "pgstore"},
     {"workspace"},
     {"search", "ingest", "generate"},
@@ -19,7 +19,7 @@ LAYERS = (
     {"journal"},
     {"wiki"},
     {"select", "verify.page", "verify"},
-    {"answer", "maintain"},
+    {"answer", "maintain", "ranker.train"},
     {"lint"},
     {"cli", "__main__", ""},
 )
