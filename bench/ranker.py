@@ -1,6 +1,7 @@
 """The answer ranker, measured on questions it was not trained on: CMU QA S08, leaving one set out at a time.
 
-    python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--ranked 12] [--weights 0.5,1,2,4,100]
+    python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--epochs 1] [--ranked 12]
+                         [--weights 0.5,1,2,4,100]
 
 For each set, the ranker is trained (``llmwiki.ranker.train``, from the
 shipped verifier) on the other sets' fact questions, and the held-out set's
@@ -52,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
     parser.add_argument("--workspace", type=Path, default=Path("/tmp/llmwiki-ranker-workspace"))
+    parser.add_argument("--epochs", type=float, default=1.0, help="training epochs per held-out set (the shipped model: 1)")
     parser.add_argument("--ranked", type=int, default=RANKED, help="how many of the hand ranking's best sentences the model reorders")
     parser.add_argument("--weights", default=f"0.5,1,{WEIGHT:g},4,100", help="weights of P(holds the answer) to compare")
     args = parser.parse_args()
@@ -67,7 +69,7 @@ def main() -> None:
         pairs = training_pairs([row for row in rows if row["set"] != held_out])
         if not held or not pairs:
             continue
-        model, tokenizer = train(pairs)
+        model, tokenizer = train(pairs, epochs=args.epochs)
         ranker = _Cached(NLIVerifier(model, tokenizer=tokenizer, name="held-out", int8=True, max_length=MAX_LENGTH))
         ceiling = sum(any(row["labels"][index] for index in row["ranking"][:args.ranked]) for row in held) / len(held)
         hand = hits(held)
