@@ -6,7 +6,7 @@ import pytest
 from llmwiki.answer import answer_question
 from llmwiki.backends import ExtractiveBackend
 from llmwiki.ranker import DEFAULT_RANKER, load_ranker, ranker_input, rerank, shipped_weights
-from llmwiki.ranker.train import hits, training_pairs
+from llmwiki.ranker.train import hits, train, training_pairs
 
 
 class Keyword:
@@ -75,6 +75,11 @@ def test_training_pairs_take_positives_and_the_hardest_negatives():
     assert [pair for pair in pairs if pair[2] == 0] == [("s3", "q", 0), ("s9", "q", 0)]
     negatives = [pair[0] for pair in pairs if pair[2] == 3]
     assert negatives[:6] == ["s0", "s1", "s2", "s4", "s5", "s6"] and len(negatives) == 8 and not {"s3", "s9"} & set(negatives)
+
+
+def test_training_without_pairs_says_why():
+    with pytest.raises(ValueError, match="no training pairs"):
+        train([])
 
 
 def test_hits_count_the_first_and_first_two_sentences():
