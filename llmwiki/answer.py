@@ -360,11 +360,12 @@ def shown(candidate: _Candidate) -> str:
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 
-def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None, ranker=None) -> ExtractiveReply:
+def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None, ranker=_DEFAULT) -> ExtractiveReply:
     """The extractive backend's answer: the sentence that answers the question first, cited; a verdict
     for yes/no questions; "the sources do not say" when the selection does not match the question.
 
-    ranker: reorders the best hand-ranked sentences of a question that is not yes/no (``llmwiki.ranker``).
+    ranker: reorders the best hand-ranked sentences of a question that is not yes/no (``llmwiki.ranker``;
+    None: the hand ranking alone; by default the workspace's, loaded on first use).
     Dataset rows named by the question are quoted as they are; a question about the wiki as a whole
     gets its overview and index.
     """
@@ -383,6 +384,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         return ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
     ranking = hand_ranking(question, candidates, question_shape)
     if not question_shape.yes_no:
+        if ranker is _DEFAULT:  # loaded only now: a refused or yes/no question does not wait for the model
+            ranker = workspace.answer_ranker()
         ranking = rerank(ranker, question, [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates], ranking)
     order = [index for _, index in ranking]
     ranked = [candidates[index] for index in order]
@@ -451,8 +454,7 @@ def answer_question(
             return Answer(question=question, read_as=read_as, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         verdict = None
         if not backend.generates:
-            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier,
-                                      ranker=workspace.answer_ranker() if ranker is _DEFAULT else ranker)
+            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier, ranker=ranker)
             text, verdict = reply.text or NOT_SUPPORTED, reply.verdict
             if reply.refused or not reply.text:
                 if on_token is not None:

@@ -99,3 +99,13 @@ def test_the_shipped_ranker_finds_the_sentence_that_answers():
     born = ranker.score(sentences, ["Where was James Watt born?"] * 2)[:, 0]
     assert mother[0] > mother[1]
     assert born[1] > born[0]  # control: the other question, the other sentence
+
+
+def test_the_workspace_ranker_is_loaded_only_for_a_question_it_reorders(wiki, monkeypatch):
+    loads = []
+    monkeypatch.setattr(type(wiki), "answer_ranker", lambda self: loads.append(1))
+    refused = answer_question(wiki, "What is the capital of Mongolia?", backend=ExtractiveBackend())
+    yes_no = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", backend=ExtractiveBackend(), verifier=Keyword("zinc"))
+    assert refused.refused and yes_no.verdict is not None and loads == []
+    answered = answer_question(wiki, "What did Alessandro Volta stack into a pile?", backend=ExtractiveBackend())
+    assert not answered.refused and loads == [1]  # control: a fact question asks for it
