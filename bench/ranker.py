@@ -1,7 +1,7 @@
 """The answer ranker, measured on questions it was not trained on: CMU QA S08, leaving one set out at a time.
 
-    python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--epochs 1] [--ranked 12]
-                         [--weights 0.5,1,2,4,100]
+    python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--recollect]
+                           [--epochs 1] [--ranked 12] [--weights 0.5,1,2,4,100]
 
 For each set, the ranker is trained (``llmwiki.ranker.train``, from the
 shipped verifier) on the other sets' fact questions, and the held-out set's
@@ -53,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
     parser.add_argument("--workspace", type=Path, default=Path("/tmp/llmwiki-ranker-workspace"))
+    parser.add_argument("--recollect", action="store_true", help="ask the questions again instead of reusing the pairs kept in --workspace")
     parser.add_argument("--epochs", type=float, default=1.0, help="training epochs per held-out set (the shipped model: 1)")
     parser.add_argument("--ranked", type=int, default=RANKED, help="how many of the hand ranking's best sentences the model reorders")
     parser.add_argument("--weights", default=f"0.5,1,{WEIGHT:g},4,100", help="weights of P(holds the answer) to compare")
@@ -60,7 +61,7 @@ def main() -> None:
     if not (args.data / "question_answer_pairs.txt").is_file():
         sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
     weights = [float(weight) for weight in args.weights.split(",")]
-    rows = collected(args.data, args.workspace)
+    rows = collected(args.data, args.workspace, again=args.recollect)
     totals: dict[str, list[float]] = {}
     print(f"fact questions of S08, each set ranked by a model trained on the others (reorders the best {args.ranked} by hand)\n")
     print(f"{'held out':<9} {'questions':>9} {'ceiling':>8} {'hand top-1':>11} {'hand top-2':>11} " + " ".join(f"{f'w={w:g} top-1/2':>17}" for w in weights))

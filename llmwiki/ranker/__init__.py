@@ -47,19 +47,13 @@ def ranker_input(sentence: str, referent: str) -> str:
 def load_ranker(name: str = DEFAULT_RANKER, *, int8: bool = True):
     """The configured ranker (a scorer with ``score(premises, hypotheses)``), or None for the hand ranking
     alone ("none", or the default in an install without its weights)."""
-    from llmwiki.verify.nli import NLIVerifier
+    from llmwiki.verify.nli import NLIVerifier, load_trained
 
     if name == NO_RANKER:
         return None
     if name == DEFAULT_RANKER:
         folder = shipped_weights()
-        if folder is None:
-            return None
-        from llmwiki.verify.train import load_shipped
-
-        model, tokenizer = load_shipped(folder)
-        digest = (folder / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
-        return NLIVerifier(model, tokenizer=tokenizer, name=DEFAULT_RANKER, int8=int8, max_length=MAX_LENGTH, version=f"weights sha256 {digest[:12]}")
+        return load_trained(folder, name=DEFAULT_RANKER, int8=int8, max_length=MAX_LENGTH) if folder is not None else None
     return NLIVerifier(name, int8=int8, max_length=MAX_LENGTH)
 
 

@@ -1,7 +1,7 @@
 """Train the answer ranker on CMU QA S08: the shipped NLI verifier fine-tuned to tell which sentence holds the answer.
 
     python -m llmwiki.ranker.train [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace]
-                                   [--out llmwiki/ranker/weights] [--sets set1,set2,set3] [--hold-out SET]
+                                   [--recollect] [--out llmwiki/ranker/weights] [--sets set1,set2,set3] [--hold-out SET]
                                    [--epochs 1] [--lr 3e-5]
 
 Data: every fact question of S08 (reference neither yes nor no) is asked of a
@@ -73,10 +73,13 @@ def collect(workspace, questions: list[dict]) -> list[dict]:
     return rows
 
 
-def collected(data: Path, workspace_folder: Path) -> list[dict]:
-    """``collect`` over every S08 fact question, kept beside the workspace (collecting takes minutes)."""
+def collected(data: Path, workspace_folder: Path, *, again: bool = False) -> list[dict]:
+    """``collect`` over every S08 fact question, kept beside the workspace (collecting takes minutes).
+    The kept pairs hold the hand ranking of the code that collected them: ``again`` after changing
+    selection or ranking."""
     cache = workspace_folder / "ranker-pairs.json"
-    if cache.is_file():
+    if cache.is_file() and not again:
+        print(f"  pairs reused from {cache} (--recollect after a change to selection or ranking)", file=sys.stderr)
         return json.loads(cache.read_text(encoding="utf-8"))
     workspace = build_workspace(data, workspace_folder)
     rows = collect(workspace, [entry for entry in load_questions(data) if reference_kind(entry) == "fact"])
@@ -158,6 +161,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data" / "cmu-qa" / "S08")
     parser.add_argument("--workspace", type=Path, default=Path("/tmp/llmwiki-ranker-workspace"), help="where the S08 workspace and the collected pairs are kept")
+    parser.add_argument("--recollect", action="store_true", help="ask the questions again instead of reusing the kept pairs")
     parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)
     parser.add_argument("--hold-out", choices=SETS, help="train on the other sets and report this one's ranking; writes nothing")
     parser.add_argument("--sets", type=lambda text: tuple(text.split(",")), default=SETS[:3],
@@ -168,7 +172,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if not (args.data / "question_answer_pairs.txt").is_file():
         sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README); give --data")
-    rows = collected(args.data, args.workspace)
+    rows = collected(args.data, args.workspace, again=args.recollect)
     training = [row for row in rows if row["set"] in args.sets and row["set"] != args.hold_out]
     pairs = training_pairs(training, seed=args.seed)
     print(f"{len(training)} questions, {len(pairs)} pairs", file=sys.stderr)

@@ -205,13 +205,20 @@ def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length:
     if model == OVERLAP_MODEL:
         return OverlapVerifier()
     if model == NLI_MODEL:
-        from llmwiki.verify.train import WEIGHTS_DIR, load_shipped
+        from llmwiki.verify.train import WEIGHTS_DIR
 
-        folder = shipped_weights() or WEIGHTS_DIR
-        loaded, tokenizer = load_shipped(folder)  # absent weights: an error saying how to train them
-        digest = (folder / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
-        return NLIVerifier(loaded, tokenizer=tokenizer, name=NLI_MODEL, int8=int8, max_length=max_length, version=f"weights sha256 {digest[:12]}")
+        return load_trained(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, int8=int8, max_length=max_length)
     return NLIVerifier(model, int8=int8, max_length=max_length)
+
+
+def load_trained(folder: Path, *, name: str, int8: bool = False, max_length: int = 256) -> NLIVerifier:
+    """A cross-encoder llmwiki trained (fp16 weights in ``folder`` over the packaged MiniLM, checksums checked;
+    the verifier's and the answer ranker's), named by its weights' sha256 for the reviewer."""
+    from llmwiki.verify.train import load_shipped
+
+    loaded, tokenizer = load_shipped(folder)  # absent or damaged weights: an error saying what to do
+    digest = (folder / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
+    return NLIVerifier(loaded, tokenizer=tokenizer, name=name, int8=int8, max_length=max_length, version=f"weights sha256 {digest[:12]}")
 
 
 def describe(verifier) -> str:
