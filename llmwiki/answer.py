@@ -371,7 +371,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     """
     tables = [item for item in selection.items if item.kind in ("dataset", "dataset_keys")]
     table_text = "".join(f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}" for item in tables)
-    candidates = _candidates(workspace, selection)
+    with workspace.store.session():  # released before a model runs
+        candidates = _candidates(workspace, selection)
     question_shape = shape(question)
     if not candidates:
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
@@ -446,7 +447,8 @@ def answer_question(
             standalone = re.sub(rf"\b{re.escape(word)}\b", lambda match, term=term: term.capitalize() if match.group()[:1].isupper() else term, standalone, flags=re.IGNORECASE)
         if read_as:
             span.set(read_as=dict(read_as))
-        selection = select(workspace, standalone, open_page=open_page)
+        with workspace.store.session():  # one connection for the selection's lookups, not one per lookup
+            selection = select(workspace, standalone, open_page=open_page)
         span.set(selected=len(selection.items), chunks=len(selection.chunk_ids))
         if selection.refused:
             return Answer(question=question, read_as=read_as, text=selection.refused, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
@@ -472,7 +474,8 @@ def answer_question(
             span.set(model=completion.model, prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
                      prompt=tracer.payload(prompt), reply=tracer.payload(completion.text))
             text = completion.text.strip() or NOT_SUPPORTED
-        citations, unknown = _citations(workspace, text, selection.chunk_ids)
+        with workspace.store.session():
+            citations, unknown = _citations(workspace, text, selection.chunk_ids)
         text = _remove_unknown(text, unknown)
         return Answer(question=question, read_as=read_as, text=text, selection=selection, citations=citations, backend=backend.name, verdict=verdict,
                       unknown_citations=unknown, standalone_question=standalone if standalone != question else None)

@@ -123,15 +123,27 @@ def is_collection_question(question: str) -> bool:
     return bool(_COLLECTION.search(question)) or (bool(_WIKI_WORDS.search(question)) and bool(re.search(r"\b(what|which|list|summar|overview)", question, re.IGNORECASE)))
 
 
+# concepts folder -> (each page's name, size and mtime; the names its pages give): every question reads the
+# table, and parsing a hundred pages' frontmatter each time was a third of an answer's time.
+_CONCEPT_PAGES: dict[Path, tuple[tuple, dict[str, str]]] = {}
+
+
 def _concept_names(workspace: Workspace) -> dict[str, str]:
     """Lower-cased alias or concept title -> concept title, hand-written aliases included."""
-    names: dict[str, str] = {}
-    for path in sorted((workspace.root / "wiki/concepts").glob("*.md")):
-        meta, _ = split_frontmatter(path.read_text(encoding="utf-8"))
-        title = str(meta.get("title") or path.stem)
-        names[title.lower()] = title
-        for alias in meta.get("aliases") or []:
-            names[str(alias).lower()] = title
+    folder = workspace.root / "wiki/concepts"
+    paths = sorted(folder.glob("*.md"))
+    signature = tuple((path.name, stat.st_size, stat.st_mtime_ns) for path in paths for stat in [path.stat()])
+    cached = _CONCEPT_PAGES.get(folder)
+    if cached is None or cached[0] != signature:
+        from_pages: dict[str, str] = {}
+        for path in paths:
+            meta, _ = split_frontmatter(path.read_text(encoding="utf-8"))
+            title = str(meta.get("title") or path.stem)
+            from_pages[title.lower()] = title
+            for alias in meta.get("aliases") or []:
+                from_pages[str(alias).lower()] = title
+        cached = _CONCEPT_PAGES[folder] = (signature, from_pages)
+    names = dict(cached[1])
     for alias, target in workspace.config.wiki.aliases.items():
         names[alias.lower()] = target
     return names
@@ -241,9 +253,10 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
             elif source_result.hits:
                 hits += list(source_result.hits)
                 notes.append(f"The best {len(source_result.hits)} source chunks were added after the wiki's ({source_result.readout})")
+        texts = workspace.store.chunk_texts([hit.chunk_id for hit in hits])  # hits carry only a preview
         for hit in hits:
             items.append(
-                ContextItem(kind="wiki" if hit.kind == "wiki" else "source", label=hit.label, text=_strip_page(hit_text(workspace, hit.chunk_id)),
+                ContextItem(kind="wiki" if hit.kind == "wiki" else "source", label=hit.label, text=_strip_page(texts.get(hit.chunk_id, "")),
                             chunk_id=hit.chunk_id, path=hit.path, page=hit.page, breadcrumb=hit.breadcrumb, stale=hit.stale)
             )
         followed = _follow_citations(workspace, items, limit=max(2 * retrieval.source_chunks, 4))
@@ -290,11 +303,6 @@ def _follow_citations(workspace: Workspace, items: list[ContextItem], *, limit: 
     texts = workspace.store.chunk_texts(sources)
     return [ContextItem(kind="source", label=f"{targets[chunk_id][0]} p.{targets[chunk_id][1]} (cited by the wiki)", text=texts.get(chunk_id, ""),
                         chunk_id=chunk_id, path=targets[chunk_id][0], page=targets[chunk_id][1]) for chunk_id in sources]
-
-
-def hit_text(workspace: Workspace, chunk_id: int) -> str:
-    """The full text of a chunk (hits carry only a preview)."""
-    return workspace.store.chunk_texts([chunk_id]).get(chunk_id, "")
 
 
 def read_wiki_page(workspace: Workspace, name: str) -> str:

@@ -97,6 +97,16 @@ def test_an_alias_widens_the_query_to_its_concept(wiki):
     assert any("kelp" in (item.path or "") for item in selection.items)
 
 
+def test_an_alias_added_to_a_concept_page_is_seen_by_the_next_question(wiki):
+    from llmwiki.pages import render_page, split_frontmatter
+
+    path = wiki.root / "wiki/concepts/kelp-forest.md"
+    assert "Kelp Forest" not in select(wiki, "What lives in the sea jungle?").query  # control: no such alias yet
+    meta, body = split_frontmatter(path.read_text(encoding="utf-8"))
+    path.write_text(render_page({**meta, "aliases": ["sea jungle"]}, body), encoding="utf-8")
+    assert "Kelp Forest" in select(wiki, "What lives in the sea jungle?").query  # the concept table was read again
+
+
 def test_duplicates_are_dropped_and_empty_questions_say_so(wiki):
     selection = select(wiki, "kelp forest", open_page="wiki/concepts/kelp-forest.md")
     chunk_ids = [item.chunk_id for item in selection.items if item.chunk_id is not None]
