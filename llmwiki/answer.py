@@ -53,7 +53,7 @@ from llmwiki.questions import (
     shape,
     without_truth_frame,
 )
-from llmwiki.ranker import ranker_input, rerank
+from llmwiki.ranker import answer_probabilities, ranker_input, rerank
 from llmwiki.search import search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
@@ -208,6 +208,12 @@ def _remove_unknown(text: str, unknown: Sequence[int]) -> str:
 MIN_SENTENCE_SHARE = 0.45
 MIN_PASSAGE_SHARE = 0.5
 YES_THRESHOLD = 0.5
+# A question of one or two weighted terms ("What died in London?") is held by many sentences by chance:
+# it is answered only when the answer ranker gives some sentence that may lead P(holds the answer) of at
+# least MIN_ANSWER_P. Set on S08 with each answerable question scored by a ranker trained without its set:
+# off-topic refused 0.847 -> 0.888, answerable refused 0.035 -> 0.041 (two of those six answers were right).
+FEW_TERMS = 2
+MIN_ANSWER_P = 0.15
 
 
 @dataclass(frozen=True)
@@ -271,8 +277,9 @@ _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-
 _PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
 
 
-def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, yes_no: bool = False) -> tuple[str | None, list[bool]]:
-    """(Why the selection does not answer the question, or None when it may; which candidates may lead the answer).
+def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, yes_no: bool = False) -> tuple[str | None, list[bool], list[str]]:
+    """(Why the selection does not answer the question, or None when it may; which candidates may lead the answer;
+    the question's words that carry weight).
 
     Every name the question mentions must stand in some selected passage (for
     a yes/no question, at least one: "Is Canada's official language Zulu?"
@@ -287,25 +294,25 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     from llmwiki.search import SearchIndex, analyze
 
     if not candidates:
-        return "nothing selected holds a sentence to answer with", []
+        return "nothing selected holds a sentence to answer with", [], []
     passages = {candidate.passage for candidate in candidates}
     held = {stem(word) for passage in passages for word in tokens(passage)}
     names = question_names(question)
     absent = [name for name in names if stem(name) not in held]
     if absent and (not yes_no or len(absent) == len(names)):
-        return f"no selected passage mentions {', '.join(absent)}", []
+        return f"no selected passage mentions {', '.join(absent)}", [], []
     index = SearchIndex.for_store(workspace.store)
     weights = {term: weight for term, weight in index.rarity(without_truth_frame(question)).items() if term not in QUESTION_FRAME}
     if yes_no:  # a number a yes/no question names is the fact to check ("... in 1911?"), not its topic
         weights = {term: weight for term, weight in weights.items() if not term[:1].isdigit()}
     total = sum(weights.values())
+    words = [word for word in content_words(question) if set(analyze(word, index.stopwords)) & set(weights)] or list(weights)
     if not total:
-        return None, [True] * len(candidates)
+        return None, [True] * len(candidates), words
     if len(weights) == 1 and not names and not next(iter(weights))[:1].isdigit() and has_pronoun(question):
         # One common word and a pronoun ("When did he become professor?"): any sentence with the word
         # would match, and nothing says who "he" is.
-        word = next((word for word in content_words(question) if set(analyze(word, index.stopwords)) & set(weights)), next(iter(weights)))
-        return f"the question names no one: only \"{word}\" and a pronoun; say who or what it is about", []
+        return f"the question names no one: only \"{words[0]}\" and a pronoun; say who or what it is about", [], words
 
     def share(text: str) -> float:
         terms = set(analyze(text, index.stopwords))
@@ -315,8 +322,8 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     best_passage = max(share(f"{candidate.passage} {candidate.referent}") for candidate in candidates)
     if max(sentence_shares) < MIN_SENTENCE_SHARE or best_passage < MIN_PASSAGE_SHARE:
         missing = [word for word in content_words(question) if stem(word) not in held]
-        return "no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""), []
-    return None, [value >= MIN_SENTENCE_SHARE for value in sentence_shares]
+        return "no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""), [], words
+    return None, [value >= MIN_SENTENCE_SHARE for value in sentence_shares], words
 
 
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str]) -> ExtractiveReply:
@@ -378,16 +385,20 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
         if collection or tables:
             return ExtractiveReply(("\n\n".join(item.text for item in collection) + table_text).strip())
-    reason, may_lead = _does_not_say(workspace, question, candidates, yes_no=question_shape.yes_no)
+    reason, may_lead, words = _does_not_say(workspace, question, candidates, yes_no=question_shape.yes_no)
+    ranking = hand_ranking(question, candidates, question_shape) if reason is None else []
+    if reason is None and not question_shape.yes_no:
+        if ranker is _DEFAULT:  # loaded only now: a refused or yes/no question does not wait for the model
+            ranker = workspace.answer_ranker()
+        probabilities = answer_probabilities(ranker, question, [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates], ranking)
+        ranking = rerank(ranking, probabilities)
+        if probabilities and len(words) <= FEW_TERMS and max((p for index, p in probabilities.items() if may_lead[index]), default=0.0) < MIN_ANSWER_P:
+            quoted = " and ".join(f'"{word}"' for word in words)
+            reason = f"no sentence selected answers it; the question's few words{f' ({quoted})' if words else ''} stand in sentences about other things"
     if reason is not None:
         if tables:
             return ExtractiveReply(table_text.strip())
         return ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
-    ranking = hand_ranking(question, candidates, question_shape)
-    if not question_shape.yes_no:
-        if ranker is _DEFAULT:  # loaded only now: a refused or yes/no question does not wait for the model
-            ranker = workspace.answer_ranker()
-        ranking = rerank(ranker, question, [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates], ranking)
     order = [index for _, index in ranking]
     ranked = [candidates[index] for index in order]
     if question_shape.yes_no:

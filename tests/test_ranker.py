@@ -5,7 +5,7 @@ import pytest
 
 from llmwiki.answer import answer_question
 from llmwiki.backends import ExtractiveBackend
-from llmwiki.ranker import DEFAULT_RANKER, load_ranker, ranker_input, rerank, shipped_weights
+from llmwiki.ranker import DEFAULT_RANKER, answer_probabilities, load_ranker, ranker_input, rerank, shipped_weights
 from llmwiki.ranker.train import hits, train, training_pairs
 
 
@@ -26,11 +26,14 @@ def test_rerank_reorders_only_the_best_hand_ranked_sentences():
     inputs = ["a", "b key", "c", "d key"]
     ranking = [(1.0, 0), (0.9, 1), (0.5, 2), (0.1, 3)]
     ranker = Keyword("key")
-    assert [index for _, index in rerank(ranker, "q", inputs, ranking, ranked=3, weight=2.0)] == [1, 0, 2, 3]  # "d key" is past the 3 looked at
-    assert ranker.calls == [["a", "b key", "c"]]
-    assert [index for _, index in rerank(ranker, "q", inputs, ranking, ranked=4, weight=2.0)] == [1, 3, 0, 2]
-    assert [index for _, index in rerank(ranker, "q", inputs, ranking, ranked=4, weight=0.05)] == [0, 1, 2, 3]  # a small weight only breaks near-ties
-    assert rerank(None, "q", inputs, ranking) == ranking  # control: no ranker, the hand ranking
+    three = answer_probabilities(ranker, "q", inputs, ranking, ranked=3)
+    assert three == {0: 0.0, 1: 1.0, 2: 0.0} and ranker.calls == [["a", "b key", "c"]]
+    assert [index for _, index in rerank(ranking, three, weight=2.0)] == [1, 0, 2, 3]  # "d key" is past the 3 looked at
+    four = answer_probabilities(ranker, "q", inputs, ranking, ranked=4)
+    assert [index for _, index in rerank(ranking, four, weight=2.0)] == [1, 3, 0, 2]
+    assert [index for _, index in rerank(ranking, four, weight=0.05)] == [0, 1, 2, 3]  # a small weight only breaks near-ties
+    assert answer_probabilities(None, "q", inputs, ranking) == {}
+    assert rerank(ranking, {}) == ranking  # control: no ranker, the hand ranking
 
 
 def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
@@ -41,6 +44,18 @@ def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
     assert ranked.text.startswith("The Voltaic Pile made a steady current")
     assert "stacked zinc" in ranked.text  # still two sentences, the hand ranking's best second
     assert all(citation.path == "sources/volta.md" for citation in ranked.citations)
+
+
+def test_a_question_of_few_words_is_refused_when_no_sentence_answers_it(wiki):
+    question = "What grazes on kelp?"  # two words, both in "Sea urchins graze on kelp." and other kelp sentences
+    refused = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=Keyword("no sentence has this"))
+    assert refused.refused and refused.citations == ()
+    assert "few words" in refused.text and '"grazes"' in refused.text and '"kelp"' in refused.text
+    answered = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=Keyword("urchins"))  # control: one answers it
+    assert not answered.refused and answered.text.startswith("Sea urchins graze on kelp")
+    assert not answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None).refused  # control: no ranker, no such rule
+    more = answer_question(wiki, "When do divers study the kelp forest?", backend=ExtractiveBackend(), ranker=Keyword("no sentence has this"))
+    assert not more.refused  # control: a question of more words is answered on its words alone
 
 
 def test_yes_no_questions_are_not_reranked(wiki):

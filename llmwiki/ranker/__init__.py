@@ -57,13 +57,19 @@ def load_ranker(name: str = DEFAULT_RANKER, *, int8: bool = True):
     return NLIVerifier(name, int8=int8, max_length=MAX_LENGTH)
 
 
-def rerank(ranker, question: str, inputs: Sequence[str], ranking: Sequence[tuple[float, int]], *, ranked: int = RANKED, weight: float = WEIGHT) -> list[tuple[float, int]]:
-    """The hand ranking ((score, index), best first) with its best ``ranked`` reordered by score + weight x P(holds
-    the answer); inputs: ``ranker_input`` of every candidate, by index. The rest keep their order, after them."""
-    head, tail = list(ranking[:ranked]), list(ranking[ranked:])
+def answer_probabilities(ranker, question: str, inputs: Sequence[str], ranking: Sequence[tuple[float, int]], *, ranked: int = RANKED) -> dict[int, float]:
+    """P(holds the answer) of the hand ranking's best ``ranked`` candidates, by index ({} without a ranker);
+    inputs: ``ranker_input`` of every candidate, by index."""
+    head = [index for _, index in ranking[:ranked]]
     if ranker is None or not head:
-        return list(ranking)
-    probabilities = ranker.score([inputs[index] for _, index in head], [question] * len(head))[:, 0]
-    head = [(score + weight * float(probability), index) for (score, index), probability in zip(head, probabilities)]
+        return {}
+    probabilities = ranker.score([inputs[index] for index in head], [question] * len(head))[:, 0]
+    return {index: float(probability) for index, probability in zip(head, probabilities)}
+
+
+def rerank(ranking: Sequence[tuple[float, int]], probabilities: dict[int, float], *, weight: float = WEIGHT) -> list[tuple[float, int]]:
+    """The hand ranking ((score, index), best first) with the candidates the ranker scored reordered by score +
+    weight x P(holds the answer) (``answer_probabilities``: the best ``RANKED``); the rest keep their order, after them."""
+    head = [(score + weight * probabilities[index], index) for score, index in ranking if index in probabilities]
     head.sort(key=lambda item: (-item[0], item[1]))
-    return head + tail
+    return head + [(score, index) for score, index in ranking if index not in probabilities]

@@ -143,12 +143,12 @@ def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float =
 
 def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float = WEIGHT) -> dict[str, float]:
     """Share of questions whose first one and first two sentences hold a reference: by hand, or reranked."""
-    from llmwiki.ranker import rerank
+    from llmwiki.ranker import answer_probabilities, rerank
 
     first = two = 0
     for row in rows:
         ranking = list(zip(row["scores"], row["ranking"]))
-        order = [index for _, index in rerank(ranker, row["question"], row["inputs"], ranking, ranked=ranked, weight=weight)]
+        order = [index for _, index in rerank(ranking, answer_probabilities(ranker, row["question"], row["inputs"], ranking, ranked=ranked), weight=weight)]
         first += any(row["labels"][index] for index in order[:1])
         two += any(row["labels"][index] for index in order[:2])
     return {"questions": len(rows), "top1": first / max(len(rows), 1), "top2": two / max(len(rows), 1)}
