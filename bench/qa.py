@@ -141,6 +141,8 @@ def main() -> None:
             reference = "yes" if sum(normalise(answer).startswith("yes") for answer in entry["answers"]) * 2 >= len(entry["answers"]) else "no"
             counts["yes_no_verdict"] += answer.verdict is not None
             counts["yes_no_right"] += answer.verdict == reference
+            counts[f"verdict_{reference}"] += answer.verdict is not None
+            counts[f"right_{reference}"] += answer.verdict == reference
             counts[f"reference_{reference}"] += 1
             if args.show and answer.verdict != reference and shown < args.show:
                 shown += 1
@@ -167,6 +169,7 @@ def main() -> None:
     print(f"yes/no questions ({counts['yes_no']}; reference yes {counts['reference_yes']}, no {counts['reference_no']})")
     print(f"{'  given a yes/no verdict':<66}{share('yes_no_verdict', 'yes_no'):>8}")
     print(f"{'  verdict matches the reference (of those given)':<66}{share('yes_no_right', 'yes_no_verdict'):>8}")
+    print(f"{'  right when the reference is yes / no (of those given)':<66}{share('right_yes', 'verdict_yes'):>8} {share('right_no', 'verdict_no')}")
     print(f"{'  reference: always yes (share of yes references)':<66}{share('reference_yes', 'yes_no'):>8}")
     print(f"{'off-topic questions refused (set 4 asked of sets 1-3)':<66}{share('offtopic_refused', 'offtopic'):>8}")
     print(f"{'answerable questions refused':<66}{share('answerable_refused', 'answerable'):>8}")

@@ -327,8 +327,9 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
 
 
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str]) -> ExtractiveReply:
-    """Score the statement against the best sentences: yes when one supports it, no when the closest
-    one opposes it (a fact absent or opposed, or contradiction), else unsettled; each quoting its sentence."""
+    """Score the statement against the best sentences: yes when one supports it and none that holds as many
+    of its words opposes it; no when the closest one opposes it (a fact absent or opposed, or contradiction);
+    else unsettled; each quoting its sentence."""
     from llmwiki.verify.calibrate import load_calibration, sentence_features
     from llmwiki.verify.facts import check_facts
 
@@ -339,9 +340,12 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
         judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate))
     best = max(judged, key=lambda item: item[0])
-    if best[0] >= YES_THRESHOLD:
-        return ExtractiveReply(f"Yes — {_quote(best[3])}", verdict="yes")
     closest = max(judged, key=lambda item: item[2].coverage)
+    # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
+    # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator.
+    opposed = closest[2].failed and closest[2].coverage >= best[2].coverage
+    if best[0] >= YES_THRESHOLD and not opposed:
+        return ExtractiveReply(f"Yes — {_quote(best[3])}", verdict="yes")
     if closest[2].failed or closest[1] >= 0.5:
         why = closest[2].reason() or "the passage contradicts it"
         return ExtractiveReply(f"No — {_quote(closest[3])} ({why})", verdict="no")

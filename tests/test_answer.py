@@ -272,3 +272,22 @@ def test_run_tool_turns_any_bad_argument_into_a_tool_message(physics):
     assert found and "[c" in text and cited
     text, found = run_tool(physics, "search_sources", {"query": "Becquerel", "limit": 1e400}, cited=set())
     assert text.startswith("Refused")
+
+
+def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_that_the_model_likes():
+    import numpy as np
+
+    from llmwiki.answer import _Candidate, _yes_no
+
+    class Likes:  # a stand-in model that finds the looser sentence entailing and the closer one not
+        name = "stand-in"
+
+        def score(self, premises, hypotheses):
+            return np.array([[0.95, 0.04, 0.01] if "seal" in premise else [0.3, 0.6, 0.1] for premise in premises])
+
+    loose = _Candidate("A leopard seal is a natural predator of penguins at sea.", 1, 0, "", "Penguins")
+    closer = _Candidate("Penguins have few natural predators on land.", 2, 1, "", "Penguins")
+    reply = _yes_no("Penguins have many natural predators on land.", [loose, closer], Likes(), names=frozenset({"penguins"}))
+    assert reply.verdict == "no" and "few natural predators" in reply.text and "many (excerpt: few)" in reply.text
+    control = _yes_no("Penguins have few natural predators on land.", [loose, closer], Likes(), names=frozenset({"penguins"}))
+    assert control.verdict == "yes"  # nothing as close opposes it

@@ -18,6 +18,7 @@ EVIDENCE = [
     "Volta was born in Como in 1745. He invented the battery in 1800.",
     "Marie Curie shared the prize with her husband. She was the first woman to win it.",
     "The violin was tuned to improve the intonation of some lower notes.",
+    "Penguins have few natural predators on land.",
 ]
 
 CASES = [  # (change type, false sentence, the reason names, true control)
@@ -25,6 +26,7 @@ CASES = [  # (change type, false sentence, the reason names, true control)
     ("opposite", "The five western provinces of the Democratic Republic of Congo are Swahili speaking.", "western",
      "The five eastern provinces of the Congo speak Swahili."),
     ("opposite", "The violin was tuned to improve the intonation of some higher notes.", "higher", "The violin was tuned to improve the intonation of some lower notes."),
+    ("opposite", "Penguins have many natural predators on land.", "many", "On land, penguins have few natural predators."),  # a quantifier, though a stopword
     ("number", "Volta invented the battery in 1810.", "1810", "Volta invented the battery in 1800."),
     ("number", "The six eastern provinces of the Democratic Republic of Congo are Swahili speaking.", "six",
      "The 5 eastern provinces of the Democratic Republic of Congo are Swahili speaking."),
@@ -173,3 +175,12 @@ def test_a_full_name_the_evidence_shortens_is_not_missing():
     assert check_facts("In 1884 Benjamin Cleveland won the popular vote.", window, contexts=[context]).reason() == "names not in the excerpt: Benjamin"
     assert check_facts("In 1884 Grover Cleveland won the popular vote.", window, contexts=[window[0]]).reason() == "names not in the excerpt: Grover"
     assert "Harrison" in check_facts("In 1884 Grover Harrison won the popular vote.", window, contexts=[context + " Harrison lost."]).reason()
+
+
+def test_a_word_that_fits_its_own_slot_is_not_taken_for_a_substitution():
+    # "of the University of" also lines up with "of the founders of": the word fits its own slot better
+    evidence = ["Fillmore was one of the founders of the University of Buffalo."]
+    assert check_facts("Fillmore was one of the founders of the University of Buffalo.", evidence).reason() is None
+    changed = check_facts("Fillmore was one of the founders of the University of Chicago.", evidence)  # control: a changed name
+    assert changed.failed and "Chicago" in changed.missing_names
+    assert check_facts("Volta was the first president of the society.", ["Volta was the sixteenth president of the society."]).missing_numbers == ("first",)

@@ -17,7 +17,8 @@ against its anchor, the evidence window that best holds its wording:
   "Volta was born in Como");
 - polarity: a negation in one and not the other, a word whose WordNet
   antonym stands in the anchor where the word does not ("western" for
-  "eastern", "lower" for "higher"; see ``lexicon``), and a pronoun of the
+  "eastern", "lower" for "higher", "few" for "many": quantifiers count
+  though they are stopwords; see ``lexicon``), and a pronoun of the
   other gender than the anchor's ("she" where the evidence says "he").
 
 The anchor is chosen by the sentence's other content words (its predicate),
@@ -52,6 +53,8 @@ quite rather same several shall she should since so some such than that the thei
 they this those though through thus to too under until up upon us very via was we were what whatever when where whether which
 while who whom whose why will with within would yet you your yours yourself yourselves mr mrs ms dr st
 """.split())
+# Stopwords for matching that still assert something: "few natural predators" is the opposite of "many".
+QUANTIFIERS = frozenset({"few", "fewer", "many", "more", "most", "least", "less", "much"})
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "nowhere", "cannot", "without"})
 _GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
 PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their", "him", "them", "this", "these", "who", "which"})
@@ -152,21 +155,26 @@ def _negated(words: Sequence[str], near: set[str]) -> bool:
 
 def _substitutions(claim_words: Sequence[str], anchor_words: Sequence[str]) -> dict[int, str]:
     """{claim position: anchor word} where the anchor has another word in the same slot: at least
-    three of the two words either side agree ("the President of Good" / "the Era of Good")."""
+    three of the two words either side agree ("the President of Good" / "the Era of Good"), and the
+    word itself stands in no slot that fits as well (in "one of the founders of the University of
+    Buffalo", "University" also fits the slot of "founders", but it fits its own better)."""
     claim_lower = [word.lower() for word in claim_words]
     anchor_lower = [word.lower() for word in anchor_words]
     found = {}
     for i, word in enumerate(claim_lower):
+        own = 0  # how well the word fits where the anchor has it
+        other_slot = None
         for j, other in enumerate(anchor_lower):
-            if stem(word) == stem(other):
-                continue
             agree = sum(
                 0 <= i + step < len(claim_lower) and 0 <= j + step < len(anchor_lower) and claim_lower[i + step] == anchor_lower[j + step]
                 for step in (-2, -1, 1, 2)
             )
-            if agree >= 3:
-                found[i] = anchor_words[j]
-                break
+            if stem(word) == stem(other):
+                own = max(own, agree)
+            elif agree >= 3 and (other_slot is None or agree > other_slot[0]):
+                other_slot = (agree, anchor_words[j])
+        if other_slot is not None and other_slot[0] > own:
+            found[i] = other_slot[1]
     return found
 
 
@@ -282,9 +290,9 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     opposed = []
     if lexicon is not None:
         claim_lower = {word.lower() for word in claim_words}
-        missing_lower = {word.lower() for word in missing}
+        missing_lower = {word.lower() for word in missing} | {word.lower() for word in claim_words if word.lower() in QUANTIFIERS} - {word.lower() for word in anchor_words}
         for index, word in enumerate(claim_words):
-            if word.lower() in STOPWORDS:
+            if word.lower() in STOPWORDS and word.lower() not in QUANTIFIERS:
                 continue
             if index in substituted and lexicon.opposes(word, substituted[index]):  # the opposite in the same slot
                 opposed.append((word, substituted[index]))
