@@ -249,6 +249,27 @@ def _is_opener(sentence: str, match: re.Match) -> bool:
     return rest.startswith(",") or rest.split(" ", 1)[0].lower() in _OPENER_FOLLOWERS
 
 
+_SUBJECT_PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their"})
+_PREPOSITIONS = frozenset("in on at by after before during since until from through under over among between within without for of to".split())
+
+
+def _at_head(before: str) -> bool:
+    """Whether a name after this text is the sentence's subject: past an opening phrase closed by a comma
+    ("According to this legend, Cook ...", one that names no one), nothing but function words, numbers and conjunctive adverbs
+    ("In 1896 Becquerel ..."), or a short opening prepositional phrase ("In this work Newton ..."). A name
+    after a verb or a common noun is in the predicate ("He fared poorly in Latin", "His parents moved
+    South"): there the subject is someone else."""
+    opening, _, rest = before.rpartition(",")
+    opening_words = re.findall(r"[\w'’-]+", opening)
+    if opening_words[:1] and opening_words[0].lower() in _SUBJECT_PRONOUNS or any(word[:1].isupper() for word in opening_words[1:]):
+        return False  # not an opening phrase but a clause or a list of names ("He went to Maribor, Slovenia")
+    words = re.findall(r"[\w'’-]+", rest)
+    content = [word for word in words if word.lower() not in STOPWORDS and word.lower() not in _CONNECTIVES and not word[:1].isdigit()]
+    if not content:
+        return True
+    return words[0].lower() in _PREPOSITIONS and len(content) <= 2 and not any(word.lower() in _SUBJECT_PRONOUNS for word in words)
+
+
 def _subject_names(text: str) -> tuple[str, str | None] | None:
     """(the first name of the text's last sentence, or a list "A and [someone] B" when two names
     are joined there), or None when that sentence names no one."""
@@ -263,7 +284,7 @@ def _subject_names(text: str) -> tuple[str, str | None] | None:
         if match.start() == 0 and run[0].lower() in _CONNECTIVES:  # "Later Cleveland won": the name after the adverb
             run = run[1:]
         words = [word for word in run if word.lower() not in STOPWORDS and word.lower() not in OPENING_PRONOUNS]
-        if words and words[0] == run[0]:
+        if words and words[0] == run[0] and _at_head(sentence[:match.start()]):
             joined = re.match(r"(?:,)?[ ]+and[ ]+(?:[a-z]+[ ]+){0,2}?" + _NAME_RUN.pattern[2:], sentence[match.end():])
             start = match.start() + match.group(1).index(run[0])
             both = sentence[start:match.end() + joined.end()] if joined else None

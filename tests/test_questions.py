@@ -89,6 +89,19 @@ def test_he_is_the_subject_of_the_sentence_before():
     assert last_people("Meanwhile Cook and naturalist Banks were exploring.") == "Cook and naturalist Banks"
 
 
+def test_a_name_in_the_predicate_is_not_who_he_is():
+    # the name after a verb or a common noun is what the sentence is about, not its subject
+    assert last_person("He did well in science but fared poorly in Latin and Greek.") is None
+    assert last_person("But his parents moved South in 1851.") is None
+    assert last_person("He went to Maribor, Slovenia, where he worked for a year.") is None  # a clause, then a list of places
+    assert resolve_opening_pronoun("He studied biology.", "Theodore Roosevelt", preceding="He fared poorly in Latin.") == (
+        "[Theodore Roosevelt] studied biology.")
+    # Controls: a name at the head, after a short opening phrase, or after a comma that closes one, is the subject
+    assert last_person("In this work Newton stated the three laws.") == "Newton"
+    assert last_person("In his youth, Volta studied electricity.") == "Volta"
+    assert last_person("By 1801 Volta had shown the pile to Napoleon.") == "Volta"
+
+
 def test_they_are_the_people_named_together_just_before():
     legend = "According to this legend, Captain James Cook and naturalist Sir Joseph Banks were exploring Australia."
     assert last_people(legend) == "Captain James Cook and naturalist Sir Joseph Banks"
