@@ -208,7 +208,7 @@ def _remove_unknown(text: str, unknown: Sequence[int]) -> str:
 MIN_SENTENCE_SHARE = 0.45
 MIN_PASSAGE_SHARE = 0.5
 YES_THRESHOLD = 0.5
-# A question of one or two weighted terms ("What died in London?") is held by many sentences by chance:
+# A question of one or two words that carry weight ("What died in London?") is held by many sentences by chance:
 # it is answered only when the answer ranker gives some sentence that may lead P(holds the answer) of at
 # least MIN_ANSWER_P. Set on S08 with each answerable question scored by a ranker trained without its set:
 # off-topic refused 0.847 -> 0.888, answerable refused 0.035 -> 0.041 (two of those six answers were right).
@@ -396,7 +396,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
             ranker = workspace.answer_ranker()
         probabilities = answer_probabilities(ranker, question, [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates], ranking)
         ranking = rerank(ranking, probabilities)
-        if probabilities and len(words) <= FEW_TERMS and max((p for index, p in probabilities.items() if may_lead[index]), default=0.0) < MIN_ANSWER_P:
+        best = max((p for index, p in probabilities.items() if may_lead[index]), default=0.0)
+        if probabilities and len(words) <= FEW_TERMS and best < MIN_ANSWER_P:
             quoted = " and ".join(f'"{word}"' for word in words)
             reason = f"no sentence selected answers it; the question's few words{f' ({quoted})' if words else ''} stand in sentences about other things"
     if reason is not None:
