@@ -178,9 +178,9 @@ def test_a_full_name_the_evidence_shortens_is_not_missing():
 
 
 def test_a_word_that_fits_its_own_slot_is_not_taken_for_a_substitution():
-    # "of the University of" also lines up with "of the founders of": the word fits its own slot better
-    evidence = ["Fillmore was one of the founders of the University of Buffalo."]
-    assert check_facts("Fillmore was one of the founders of the University of Buffalo.", evidence).reason() is None
-    changed = check_facts("Fillmore was one of the founders of the University of Chicago.", evidence)  # control: a changed name
-    assert changed.failed and "Chicago" in changed.missing_names
+    # "of the Society of" also lines up with "of the founders of": the word fits its own slot better
+    evidence = ["Volta was one of the founders of the Society of Como."]
+    assert check_facts("Volta was one of the founders of the Society of Como.", evidence).reason() is None
+    changed = check_facts("Volta was one of the founders of the Society of Pavia.", evidence)  # control: a changed name
+    assert changed.failed and "Pavia" in changed.missing_names
     assert check_facts("Volta was the first president of the society.", ["Volta was the sixteenth president of the society."]).missing_numbers == ("first",)

@@ -156,8 +156,8 @@ def _negated(words: Sequence[str], near: set[str]) -> bool:
 def _substitutions(claim_words: Sequence[str], anchor_words: Sequence[str]) -> dict[int, str]:
     """{claim position: anchor word} where the anchor has another word in the same slot: at least
     three of the two words either side agree ("the President of Good" / "the Era of Good"), and the
-    word itself stands in no slot that fits as well (in "one of the founders of the University of
-    Buffalo", "University" also fits the slot of "founders", but it fits its own better)."""
+    word itself stands in no slot that fits as well (in "one of the founders of the Society of Como",
+    "Society" also fits the slot of "founders", but it fits its own better)."""
     claim_lower = [word.lower() for word in claim_words]
     anchor_lower = [word.lower() for word in anchor_words]
     found = {}
