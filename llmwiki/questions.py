@@ -254,15 +254,15 @@ _PREPOSITIONS = frozenset("in on at by after before during since until from thro
 
 
 def _at_head(before: str) -> bool:
-    """Whether a name after this text is the sentence's subject: past an opening phrase closed by a comma
-    ("According to this legend, Cook ...", one that names no one), nothing but function words, numbers and conjunctive adverbs
-    ("In 1896 Becquerel ..."), or a short opening prepositional phrase ("In this work Newton ..."). A name
-    after a verb or a common noun is in the predicate ("He fared poorly in Latin", "His parents moved
-    South"): there the subject is someone else."""
+    """Whether a name after this text is the sentence's subject: past an opening phrase closed by a
+    comma that names no one ("According to this legend, Cook ..."), nothing but function words, numbers
+    and conjunctive adverbs ("In 1896 Becquerel ..."), or a short opening prepositional phrase ("In this
+    book Darwin ..."). A name after a verb or a common noun is in the predicate ("He fared poorly in
+    French", "His family moved North"): there the subject is someone else."""
     opening, _, rest = before.rpartition(",")
     opening_words = re.findall(r"[\w'’-]+", opening)
     if opening_words[:1] and opening_words[0].lower() in _SUBJECT_PRONOUNS or any(word[:1].isupper() for word in opening_words[1:]):
-        return False  # not an opening phrase but a clause or a list of names ("He went to Maribor, Slovenia")
+        return False  # not an opening phrase but a clause or a list of names ("He went to Lyon, France")
     words = re.findall(r"[\w'’-]+", rest)
     content = [word for word in words if word.lower() not in STOPWORDS and word.lower() not in _CONNECTIVES and not word[:1].isdigit()]
     if not content:

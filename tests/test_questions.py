@@ -91,13 +91,13 @@ def test_he_is_the_subject_of_the_sentence_before():
 
 def test_a_name_in_the_predicate_is_not_who_he_is():
     # the name after a verb or a common noun is what the sentence is about, not its subject
-    assert last_person("He did well in science but fared poorly in Latin and Greek.") is None
-    assert last_person("But his parents moved South in 1851.") is None
-    assert last_person("He went to Maribor, Slovenia, where he worked for a year.") is None  # a clause, then a list of places
-    assert resolve_opening_pronoun("He studied biology.", "Theodore Roosevelt", preceding="He fared poorly in Latin.") == (
-        "[Theodore Roosevelt] studied biology.")
+    assert last_person("He did well in chemistry but fared poorly in French and German.") is None
+    assert last_person("But his family moved North in 1902.") is None
+    assert last_person("He went to Lyon, France, where he taught for a year.") is None  # a clause, then a list of places
+    assert resolve_opening_pronoun("He studied botany.", "Alessandro Volta", preceding="He fared poorly in French.") == (
+        "[Alessandro Volta] studied botany.")
     # Controls: a name at the head, after a short opening phrase, or after a comma that closes one, is the subject
-    assert last_person("In this work Newton stated the three laws.") == "Newton"
+    assert last_person("In this book Darwin set out the theory.") == "Darwin"
     assert last_person("In his youth, Volta studied electricity.") == "Volta"
     assert last_person("By 1801 Volta had shown the pile to Napoleon.") == "Volta"
 
