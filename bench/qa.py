@@ -45,7 +45,7 @@ from llmwiki.answer import answer_question  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.questions import opens_with_pronoun, unbracket  # noqa: E402
-from llmwiki.ranker import load_ranker  # noqa: E402
+from llmwiki.ranker import DEFAULT_RANKER, load_ranker  # noqa: E402
 from llmwiki.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
 from llmwiki.search import search  # noqa: E402
 from llmwiki.verify.nli import describe  # noqa: E402
@@ -156,8 +156,10 @@ def main() -> None:
     print(f"CMU QA S08: workspace of sets 1-3 {built}; {len(questions)} questions ({counts['answerable']} answerable, {counts['offtopic']} off-topic on set 4)")
     if ranker is None:
         print("answer ranker: none (the hand ranking alone)")
-    else:
+    elif args.ranker == DEFAULT_RANKER:
         print(f"answer ranker: {describe(ranker)}, trained on S08 sets 1-3: the fact figures below are in-sample (bench/ranker.py: held out)")
+    else:
+        print(f"answer ranker: {describe(ranker)}")
     print(f"{'measure':<66}{'value':>8}")
     print(f"fact questions ({counts['fact']}): answer / selected context / BM25 top-1 chunk / BM25 top-4 chunks contain a reference answer")
     print(f"{'  answer (extractive, product)':<66}{share('fact_right', 'fact'):>8}")

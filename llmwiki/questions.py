@@ -247,9 +247,6 @@ def _is_opener(sentence: str, match: re.Match) -> bool:
         return False
     rest = sentence[match.end():].lstrip()
     return rest.startswith(",") or rest.split(" ", 1)[0].lower() in _OPENER_FOLLOWERS
-
-
-_SUBJECT_PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their"})
 _PREPOSITIONS = frozenset("in on at by after before during since until from through under over among between within without for of to".split())
 
 
@@ -261,13 +258,13 @@ def _at_head(before: str) -> bool:
     French", "His family moved North"): there the subject is someone else."""
     opening, _, rest = before.rpartition(",")
     opening_words = re.findall(r"[\w'’-]+", opening)
-    if opening_words[:1] and opening_words[0].lower() in _SUBJECT_PRONOUNS or any(word[:1].isupper() for word in opening_words[1:]):
+    if opening_words[:1] and opening_words[0].lower() in PRONOUNS or any(word[:1].isupper() for word in opening_words[1:]):
         return False  # not an opening phrase but a clause or a list of names ("He went to Lyon, France")
     words = re.findall(r"[\w'’-]+", rest)
     content = [word for word in words if word.lower() not in STOPWORDS and word.lower() not in _CONNECTIVES and not word[:1].isdigit()]
     if not content:
         return True
-    return words[0].lower() in _PREPOSITIONS and len(content) <= 2 and not any(word.lower() in _SUBJECT_PRONOUNS for word in words)
+    return words[0].lower() in _PREPOSITIONS and len(content) <= 2 and not any(word.lower() in PRONOUNS for word in words)
 
 
 def _subject_names(text: str) -> tuple[str, str | None] | None:
