@@ -73,12 +73,12 @@ def _needs(module: str) -> None:
 
 
 def test_every_bench_script_is_covered_here():
-    covered = {"datasets.py", "ingest.py", "qa.py", "history.py", "ranker.py", "search.py", "sentences.py", "verify.py"}
+    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "search.py", "sentences.py", "verify.py"}
     assert {path.name for path in (REPO / "bench").glob("*.py")} == covered
 
 
 def test_bench_datasets_runs(tmp_path):
-    assert "rows" in _run("datasets.py", "--files", "2", "--rows", "80").stdout  # item7 (rows 56-63) must exist
+    assert "rows" in _run("dataset_files.py", "--files", "2", "--rows", "80").stdout  # item7 (rows 56-63) must exist
 
 
 def test_bench_ingest_runs_on_a_tiny_corpus(tmp_path):

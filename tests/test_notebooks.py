@@ -67,7 +67,7 @@ def test_ask_notebook_without_a_question_answers_nothing(sample):
 
 
 def test_datasets_notebook_shows_a_category(sample):
-    result = run_notebook("datasets.py", sample, "--category", "scientists")
+    result = run_notebook("dataset_explorer.py", sample, "--category", "scientists")
     assert result.returncode == 0, result.stderr
     assert "scientists: 10 of 10 rows" in result.stdout
 
@@ -191,7 +191,7 @@ def test_review_notebook_in_a_real_browser_shows_stored_scores_and_the_threshold
 
 @needs_browser
 def test_datasets_notebook_in_a_real_browser_draws_one_chart_per_metric(sample):
-    with in_browser("datasets.py", sample, "--category", "scientists") as (page, _):
+    with in_browser("dataset_explorer.py", sample, "--category", "scientists") as (page, _):
         page.get_by_text(re.compile(r"\d+ of \d+ rows")).first.wait_for(timeout=60_000)
         page.locator(".vega-embed").first.wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
@@ -250,11 +250,11 @@ def test_review_notebook_shows_stored_scores_without_verifying(sample):
 @pytest.mark.parametrize("form", ["plain", "marimo-style"])
 def test_notebook_arguments_work_both_ways_and_unknown_ones_are_refused(sample, form):
     separator = ["--"] if form == "marimo-style" else []
-    result = subprocess.run([sys.executable, str(NOTEBOOKS / "datasets.py"), *separator, "--workspace", str(sample), "--category", "scientists"],
+    result = subprocess.run([sys.executable, str(NOTEBOOKS / "dataset_explorer.py"), *separator, "--workspace", str(sample), "--category", "scientists"],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "scientists: 10 of 10 rows" in result.stdout
-    bad = subprocess.run([sys.executable, str(NOTEBOOKS / "datasets.py"), *separator, "--workspace", str(sample), "--categroy", "x"],
+    bad = subprocess.run([sys.executable, str(NOTEBOOKS / "dataset_explorer.py"), *separator, "--workspace", str(sample), "--categroy", "x"],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "unknown argument(s) --categroy" in bad.stderr
 
@@ -285,3 +285,31 @@ def test_maintain_notebook_lints_and_lists_history(sample, tmp_path):
     assert result.returncode == 0, result.stderr
     assert re.search(r"lint: \d+ finding\(s\): \d+ error, \d+ warning, \d+ info", result.stdout)
     assert re.search(r"history: [1-9]\d* change\(s\)", result.stdout)
+
+
+_SHADOW_CHECK = """
+import sys
+import sentence_transformers  # imports transformers' Trainer, which imports `datasets` when it can find one
+module = sys.modules.get("datasets")
+print(getattr(module, "__file__", None) or "")
+"""
+
+
+def _imported_datasets(folder: Path) -> str:
+    """The file that `import datasets` took when sentence-transformers loaded in a script run from ``folder``."""
+    script = folder / "_shadow_check.py"
+    script.write_text(_SHADOW_CHECK, encoding="utf-8")
+    try:
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=folder)
+    finally:
+        script.unlink()
+    return result.stdout.strip()
+
+
+def test_no_notebook_or_bench_script_shadows_a_library_that_the_models_import(tmp_path):
+    """A script's folder is first on sys.path when it runs: a notebooks/datasets.py was once taken for the `datasets`
+    package when sentence-transformers loaded, and the ask notebook answered nothing, without an error."""
+    for folder in (NOTEBOOKS, REPO / "bench"):
+        assert not _imported_datasets(folder).startswith(str(folder)), folder
+    (tmp_path / "datasets.py").write_text("x = 1\n", encoding="utf-8")  # control: a folder that shadows it is caught
+    assert _imported_datasets(tmp_path) == str(tmp_path / "datasets.py")

@@ -1,6 +1,6 @@
 """Dataset parsing benchmark: 200 generated files of 1,000 rows each.
 
-    python bench/datasets.py [--files 200] [--rows 1000]
+    python bench/dataset_files.py [--files 200] [--rows 1000]
 
 Prints files/s and rows/s of a full parse, a cached re-query, and a filtered
 query over all files, beside a reference in the same run: polars reading the
