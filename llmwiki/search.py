@@ -504,9 +504,11 @@ class SearchIndex:
         """{word of the text: search term to read it as} for names no searchable chunk holds that are one
         slip from a term others do ("Monrow" -> "monro", "Thedore" -> "theodor").
 
-        Only capitalised words of five letters or more are corrected; a candidate must be within one edit of the
+        Capitalised words of five letters or more are corrected: a candidate must be within one edit of the
         word's term (one deletion on either side, which covers one substitution, insertion or
-        deletion and most swaps), and the most widespread candidate wins.
+        deletion and most swaps), and the most widespread candidate wins. A lower-case word is corrected
+        only when it is no English word (``slips_of_words``), to the English word one edit away whose
+        term is most widespread ("poulation" -> "population").
         """
         snapshot = self._current()
         corrected = {}

@@ -183,6 +183,8 @@ def test_hits_count_the_first_and_first_two_sentences():
             {"question": "q", "inputs": ["a", "b", "c key"], "labels": [False, False, True], "ranking": [0, 1, 2], "scores": [1.0, 0.9, 0.1]}]
     assert hits(rows) == {"questions": 2, "top1": 0.0, "top2": 0.5}
     assert hits(rows, Keyword("key")) == {"questions": 2, "top1": 1.0, "top2": 1.0}
+    cosines = [{0: 0.0, 1: 1.0, 2: 0.0}, {0: 0.0, 1: 0.0, 2: 1.0}]  # the cosines point at the same sentences
+    assert hits(rows, cosines=cosines, similarity_weight=2.0) == {"questions": 2, "top1": 1.0, "top2": 1.0}
 
 
 @pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.ranker.train)")

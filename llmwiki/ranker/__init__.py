@@ -39,8 +39,8 @@ RANKED = 12  # the hand ranking's best sentences that the model reorders (S08: t
 WEIGHT = 2.0  # P(holds the answer) is added to the hand score with this weight (S08, leave one set out: bench/ranker.py)
 MAX_LENGTH = 128  # question + title + sentence, in tokens
 DEFAULT_SIMILARITY = "all-MiniLM-L6-v2"
-# cosine(question, sentence) is added to the hand score with this weight (S08 fact questions, each set ranked by a
-# ranker trained on the others, int8 embeddings: first sentence holds a reference 0.496 -> 0.508, first two 0.574 -> 0.576).
+# cosine(question, sentence) is added to the hand score with this weight (bench/ranker.py, S08 fact questions, each set
+# ranked by a ranker trained on the others, int8 embeddings: first sentence / first two hold a reference 0.502 / 0.562 -> 0.506 / 0.566).
 SIMILARITY_WEIGHT = 2.0
 
 

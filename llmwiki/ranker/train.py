@@ -148,10 +148,10 @@ def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float =
     from llmwiki.ranker import answer_probabilities, rerank
 
     first = two = 0
-    for number, row in enumerate(rows):
+    for row, row_cosines in zip(rows, cosines or [None] * len(rows)):
         ranking = list(zip(row["scores"], row["ranking"]))
         probabilities = answer_probabilities(ranker, row["question"], row["inputs"], ranking, ranked=ranked)
-        order = [index for _, index in rerank(ranking, probabilities, cosines[number] if cosines else None, weight=weight, similarity_weight=similarity_weight)]
+        order = [index for _, index in rerank(ranking, probabilities, row_cosines, weight=weight, similarity_weight=similarity_weight)]
         first += any(row["labels"][index] for index in order[:1])
         two += any(row["labels"][index] for index in order[:2])
     return {"questions": len(rows), "top1": first / max(len(rows), 1), "top2": two / max(len(rows), 1)}
