@@ -54,7 +54,7 @@ from llmwiki.questions import (
     without_truth_frame,
 )
 from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarities
-from llmwiki.search import search
+from llmwiki.search import preview, search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.verify.facts import name_words, stem, tokens
@@ -275,11 +275,6 @@ class ExtractiveReply:
     refused: bool = False  # "the sources do not say": nothing to cite, nothing to save
 
 
-def _clipped(sentence: str, words: int = 12) -> str:
-    parts = sentence.split()
-    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
-
-
 def _quote(candidate: _Candidate) -> str:
     return f"{shown(candidate)} [c{candidate.chunk_id}]"
 
@@ -404,16 +399,17 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         if collection or tables:
             return ExtractiveReply(("\n\n".join(item.text for item in collection) + table_text).strip())
     reason, may_lead, words = _does_not_say(workspace, question, candidates, yes_no=question_shape.yes_no)
-    ranking = hand_ranking(question, candidates, question_shape) if reason is None else []
-    inputs = [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates]
+    ranking: list[tuple[float, int]] = []
     cosines: dict[int, float] = {}
     if reason is None:
+        ranking = hand_ranking(question, candidates, question_shape)
+        inputs = [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates]
         if similarity is _DEFAULT:  # loaded only now: a question refused on its words does not wait for the model
             similarity = workspace.answer_similarity()
         cosines = similarities(similarity, question, inputs, ranking)
         if cosines and max(cosines.values()) < MIN_SIMILARITY:
             closest = max(cosines, key=cosines.get)
-            reason = f"the selected sentences share its words but are about something else; the closest: \"{_clipped(candidates[closest].sentence)}\""
+            reason = f"the selected sentences share its words but are about something else; the closest: \"{preview(candidates[closest].sentence, 90)}\""
     if reason is None and not question_shape.yes_no:
         if ranker is _DEFAULT:  # loaded only now: a refused or yes/no question does not wait for the model
             ranker = workspace.answer_ranker()

@@ -168,6 +168,15 @@ def _capitalised_words(text: str) -> list[str]:
     return list(dict.fromkeys(name.lower() for name in names))
 
 
+_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def _most_widespread(counts: dict[str, int]) -> str | None:
+    """The candidate the most searchable chunks hold (ties: the first alphabetically), or None when none holds any."""
+    best = min(counts, key=lambda known: (-counts[known], known), default=None)
+    return best if best is not None and counts[best] else None
+
+
 def slips_of_words(text: str, stopwords: frozenset[str]) -> dict[str, dict[str, str]]:
     """{word of the text that is no English word: {English word one slip from it: its search term}} for
     the text's lower-case words of five letters or more ("poulation": {"population": "popul"}).
@@ -183,7 +192,7 @@ def slips_of_words(text: str, stopwords: frozenset[str]) -> dict[str, dict[str, 
     for word in dict.fromkeys(re.findall(r"(?<![\w'’-])[a-z]{5,}(?![\w'’-])", text[:MAX_QUERY_CHARS])):
         if word in dictionary or word in stopwords:
             continue
-        candidates = {known: terms[0] for known in one_slip(word, frozenset("abcdefghijklmnopqrstuvwxyz")) & dictionary
+        candidates = {known: terms[0] for known in one_slip(word, _LETTERS) & dictionary
                       if (terms := analyze(known, stopwords))}
         if candidates:
             found[word] = candidates
@@ -446,7 +455,7 @@ class _Snapshot:
             page=row["page_number"],
             breadcrumb=tuple(part for part in (row["breadcrumb"] or "").split(BREADCRUMB_SEPARATOR) if part),
             score=score,
-            preview=_preview(row["preview"], preview_chars),
+            preview=preview(row["preview"], preview_chars),
             stale=bool(self.stale[position]),
         )
 
@@ -512,29 +521,24 @@ class SearchIndex:
         """
         snapshot = self._current()
         corrected = {}
-        # Names only (capitalised after the first word): a common word no source has ("savant") is more
-        # likely a real word the sources do not use than a slip, and reading it as another would answer a
-        # question nobody asked.
+        # Names (capitalised after the first word) are read as the term one slip away; a common word only
+        # when it is no English word: one the sources do not use ("savant") is more likely a real word than
+        # a slip, and reading it as another would answer a question nobody asked.
         for word in _capitalised_words(text):
             if len(word) < 5 or not word.isalpha() or word in snapshot.stopwords:
                 continue
             terms = analyze(word, snapshot.stopwords)
             if not terms or self._frequency(snapshot, terms[0]):
                 continue
-            best, best_frequency = None, 0
-            for candidate in snapshot.neighbours(terms[0]):
-                frequency = self._frequency(snapshot, candidate)
-                if frequency > best_frequency:
-                    best, best_frequency = candidate, frequency
+            best = _most_widespread({candidate: self._frequency(snapshot, candidate) for candidate in snapshot.neighbours(terms[0])})
             if best is not None:
                 corrected[word] = best
         for word, candidates in slips_of_words(text, snapshot.stopwords).items():  # "poulation": read as the English word the store has most
             terms = analyze(word, snapshot.stopwords)
             if terms and self._frequency(snapshot, terms[0]):
                 continue
-            counts = {known: self._frequency(snapshot, term) for known, term in candidates.items()}
-            best = min(counts, key=lambda known: (-counts[known], known))
-            if counts[best]:
+            best = _most_widespread({known: self._frequency(snapshot, term) for known, term in candidates.items()})
+            if best is not None:
                 corrected[word] = best
         return corrected
 
@@ -687,15 +691,14 @@ class ServerSearch:
             terms = analyze(word, self.stopwords)
             if not terms or self.store.term_document_counts([word]).get(word):
                 continue
-            counts = self.store.lexeme_document_counts(sorted(one_slip(terms[0], frozenset("abcdefghijklmnopqrstuvwxyz") | set(word))))
-            if counts:
-                corrected[word] = min(counts, key=lambda lexeme: (-counts[lexeme], lexeme))
+            best = _most_widespread(self.store.lexeme_document_counts(sorted(one_slip(terms[0], _LETTERS | set(word)))))
+            if best is not None:
+                corrected[word] = best
         for word, candidates in slips_of_words(text, self.stopwords).items():
             if self.store.term_document_counts([word]).get(word):
                 continue
-            counts = {known: count or 0 for known, count in self.store.term_document_counts(sorted(candidates)).items()}
-            best = min(counts, key=lambda known: (-counts[known], known))
-            if counts[best]:
+            best = _most_widespread({known: count or 0 for known, count in self.store.term_document_counts(sorted(candidates)).items()})
+            if best is not None:
                 corrected[word] = best
         return corrected
 
@@ -725,7 +728,7 @@ class ServerSearch:
         hits = tuple(
             Hit(chunk_id=hit.chunk_id, document_id=hit.document_id, path=hit.path, title=hit.title, kind="wiki" if hit.is_wiki else "source",
                 page=hit.page, breadcrumb=tuple(part for part in hit.breadcrumb.split(BREADCRUMB_SEPARATOR) if part),
-                score=float(score), preview=_preview(hit.preview, preview_chars), stale=hit.stale)
+                score=float(score), preview=preview(hit.preview, preview_chars), stale=hit.stale)
             for hit, score in chosen
         )
         return SearchResult(
@@ -813,7 +816,8 @@ def _english_stopwords() -> frozenset[str]:
     return frozenset(store_module.fts_english_stopwords())
 
 
-def _preview(text: str, preview_chars: int) -> str:
+def preview(text: str, preview_chars: int) -> str:
+    """The text on one line, cut to preview_chars with an ellipsis."""
     text = " ".join(text.split())
     return text[: preview_chars - 1].rstrip() + "…" if len(text) > preview_chars else text
 
