@@ -48,6 +48,7 @@ from llmwiki.questions import (
     content_words,
     has_pronoun,
     question_names,
+    reads_as_prose,
     rank_sentences,
     resolve_opening_pronoun,
     shape,
@@ -262,8 +263,8 @@ def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
                 sentence = " ".join(segment[start:end].split())
                 if len(sentence.split()) < 4 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
                     continue
-                if len(sentence.split()) > 80 or sum(word[:1].isupper() for word in sentence.split()) > 0.5 * len(sentence.split()):
-                    continue  # a run of names or an infobox read as one sentence, not prose
+                if len(sentence.split()) > 80 or not reads_as_prose(sentence):
+                    continue  # an infobox, a run of names or a reference line read as one sentence, not prose
                 candidates.append(_Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start))
     return candidates
 

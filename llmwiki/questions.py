@@ -34,6 +34,24 @@ from llmwiki.verify.facts import NEGATIONS, STOPWORDS, stem, tokens
 
 AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would",
                          "should", "shall", "may", "might", "must"})
+_BULLET = re.compile(r"^\s*(?:[*•]+|-\s)")
+
+
+def has_finite_verb(sentence: str) -> bool:
+    """Whether a lower-case word marks a clause: an auxiliary ("is", "was", "has") or a past tense in -ed
+    ("married", "succeeded"). A title, a name list or a reference line has none."""
+    return any(word in AUXILIARIES or (len(word) > 4 and word.endswith("ed")) for word in re.findall(r"\b[a-z]+\b", sentence))
+
+
+def reads_as_prose(sentence: str) -> bool:
+    """Whether a sentence may answer a question: a line of names or a bulleted line (a reference, a link,
+    a title) counts only when it holds a clause ("Cleveland was born in Caldwell, New Jersey to the Reverend
+    Richard Cleveland and Anne Neal"; not "* Official site of the National Tourism Authority")."""
+    words = sentence.split()
+    names = sum(word[:1].isupper() for word in words) > 0.5 * len(words)
+    return has_finite_verb(sentence) or not (names or _BULLET.match(sentence))
+
+
 _DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your", "some", "any", "all", "each", "every"})
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DATE = re.compile(rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({_MONTHS})\b|\b(century|centuries|decade)\b", re.IGNORECASE)

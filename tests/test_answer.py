@@ -154,6 +154,24 @@ def test_yes_no_questions_get_a_verdict_that_quotes_its_sentence(physics):
     assert all(citation.path == "sources/becquerel.md" for citation in yes.citations + no.citations)
 
 
+def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspace):
+    from llmwiki.wiki import ingest_paths
+
+    (workspace.sources_dir / "keepers.md").write_text(
+        "# Berlenga lighthouse\n\nThe lighthouse on Berlenga Island guides ships past the rocks.\n"
+        "Marta Almeida was raised at the Berlenga Lighthouse by Captain Rui Almeida and Ines Sousa.\n"
+        "The keepers trim the wick at dusk and log every passing ship.\n\n## References\n\n"
+        "* Almeida, Marta. Raised at the Berlenga Lighthouse (1999), Lisbon Maritime Press.\n"
+        "* Official site of the Berlenga Lighthouse Museum\n", encoding="utf-8")
+    ingest_paths(workspace)
+    answer = answer_question(workspace, "Who raised Marta Almeida at the Berlenga Lighthouse?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    first = answer.text.split(" [c")[0]
+    assert not answer.refused and "Captain Rui Almeida and Ines Sousa" in first  # most of its words are names, yet it is prose
+    assert "Press" not in answer.text and "Official site" not in answer.text  # the reference lines share as many words
+    control = answer_question(workspace, "When do the keepers trim the wick?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    assert not control.refused and "dusk" in control.text.split(" [c")[0]
+
+
 def test_a_question_the_sources_do_not_cover_is_refused_and_cannot_be_saved(physics):
     from llmwiki.errors import LlmwikiError
 

@@ -8,6 +8,7 @@ from llmwiki.questions import (
     last_person,
     opens_with_pronoun,
     rank_sentences,
+    reads_as_prose,
     resolve_opening_pronoun,
     shape,
     to_statement,
@@ -122,3 +123,19 @@ def test_unbracket_gives_back_the_quoted_words(text, referent):
 def test_unbracket_keeps_a_markdown_link():
     assert unbracket("See [the page](wiki/a.md) and [he] left.") == "See [the page](wiki/a.md) and  left."
     assert unbracket("[c1]: ../sources/a.md") == "[c1]: ../sources/a.md"
+
+
+@pytest.mark.parametrize(("sentence", "prose"), [
+    # Lines of names that hold a clause are prose: they answer "who" questions.
+    ("Marta was raised in Porto, Portugal by Captain Rui Almeida and Ines Sousa.", True),
+    ("In 1931, Rui Almeida Junior succeeded Tomas as Harbour Master.", True),
+    ("* Almeida is the only keeper buried on Berlenga Island.", True),
+    ("Keepers trim the wick at dusk.", True),  # control: ordinary prose
+    # Titles, name lists and bulleted references or links hold none.
+    ("Lighthouse Service of Portugal", False),
+    ("* Official site of the Berlenga Island Reserve", False),
+    ("* Almeida, Rui. The Keepers of Berlenga (1999), ISBN 0000000000.", False),
+    ("- a keeper's log of storms and repairs", False),
+])
+def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
+    assert reads_as_prose(sentence) is prose
