@@ -327,7 +327,8 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
 
     referent: the document's title, what "it", "they" and "this" refer to;
     "he" and "she" refer to the last name in the preceding text when there is
-    one (in an article on kangaroos, "He asked a local" is Cook), else to the title;
+    one (in an article on kangaroos, "He asked a local" is Cook), else to the title,
+    which also stands for a name it holds ("Adams" in an article on John Adams);
     "they" to two names joined by "and" at the head of the sentence before, when
     there are ("Cook and Banks were exploring. They asked a local ...").
     """
@@ -338,7 +339,9 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     if pronoun not in OPENING_PRONOUNS:
         return sentence
     if pronoun in _PERSONAL:
-        referent = last_person(preceding) or referent
+        person = last_person(preceding)
+        if person and not set(person.split()) <= set(referent.split()):  # "Adams" in "John Adams": the title's fuller name
+            referent = person
     elif pronoun in ("they", "their"):  # people named together just before, else the article's subject
         referent = last_people(preceding) or referent
     if not referent:

@@ -88,6 +88,9 @@ def test_he_is_the_subject_of_the_sentence_before():
     assert resolve_opening_pronoun("He lost control of his party.", "Grover Cleveland", preceding="Furthermore, he was blamed.") == (
         "[Grover Cleveland] lost control of his party.")
     assert last_people("Meanwhile Cook and naturalist Banks were exploring.") == "Cook and naturalist Banks"
+    # A surname the article's title holds stands for the title's fuller name (control: a name the title lacks)
+    assert resolve_opening_pronoun("He sailed home.", "James Cook", preceding="Later Cook saw the coast.") == "[James Cook] sailed home."
+    assert resolve_opening_pronoun("He sailed home.", "James Cook", preceding="Later Banks saw the coast.") == "[Banks] sailed home."
 
 
 def test_a_name_in_the_predicate_is_not_who_he_is():
