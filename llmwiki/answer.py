@@ -52,6 +52,7 @@ from llmwiki.questions import (
     rank_sentences,
     resolve_opening_pronoun,
     shape,
+    subject_names,
     without_truth_frame,
 )
 from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarities
@@ -359,6 +360,21 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
 
 
+def _about(ranked: Sequence[_Candidate], names: Sequence[str]) -> list[_Candidate]:
+    """The candidates whose passage (or document title) mentions one of the names a yes/no question is about
+    (``questions.subject_names``), in order: a yes or a no about Newton is decided by a passage on Newton, not
+    by the best-ranked sentence about someone else. All of them when its subject is not a name."""
+    wanted = {stem(name) for name in names}
+    if not wanted:
+        return list(ranked)
+    mentions: dict[str, bool] = {}
+    for candidate in ranked:
+        key = f"{candidate.referent}\n{candidate.passage}"
+        if key not in mentions:
+            mentions[key] = bool(wanted & {stem(word) for word in tokens(key)})
+    return [candidate for candidate in ranked if mentions[f"{candidate.referent}\n{candidate.passage}"]]
+
+
 def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape) -> list[tuple[float, int]]:
     """(score, index) of each candidate by ``questions.rank_sentences``, best first; the selector's order counts a little."""
     priors = [0.5 / (1 + candidate.order) for candidate in candidates]  # bench/qa.py: 0.551 vs 0.539 at 0.05
@@ -428,7 +444,7 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     ranked = [candidates[index] for index in order]
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
-        reply = _yes_no(question_shape.statement or question, ranked[:4], verifier or workspace.verifier(), names=names)
+        reply = _yes_no(question_shape.statement or question, (_about(ranked, subject_names(question)) or ranked)[:4], verifier or workspace.verifier(), names=names)
         return ExtractiveReply(reply.text + table_text, verdict=reply.verdict)
     count = max(sentences, 3) if question_shape.wants_more else sentences
     lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead

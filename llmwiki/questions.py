@@ -146,6 +146,23 @@ def to_statement(question: str) -> str:
     return sentence[:1].upper() + sentence[1:] + "."
 
 
+def subject_names(question: str) -> tuple[str, ...]:
+    """The names a yes/no question is about: the run of capitalised words it opens with after the
+    auxiliary ("Was Newton outraged?" -> ("Newton",); "Is Canada's official language Zulu?" -> ("Canada",)),
+    none when its subject is not a name ("Is the capital city Oslo?": Oslo is what is asked)."""
+    words = without_truth_frame(question).rstrip("?").split()
+    if words and words[0].lower() in AUXILIARIES:
+        words = words[1:]
+    run = []
+    for word in words:
+        if not word[:1].isupper() or word.lower() in _DETERMINERS or word.lower() in OPENING_PRONOUNS:
+            break
+        run.append(word[:-2] if word.endswith(("'s", "’s")) else word)
+        if word.endswith(("'s", "’s")):
+            break
+    return tuple(run)
+
+
 def shape(question: str) -> QuestionShape:
     """Classify a question by what it asks for."""
     text = " ".join(question.split())

@@ -172,6 +172,21 @@ def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspac
     assert not control.refused and "dusk" in control.text.split(" [c")[0]
 
 
+def test_a_yes_or_no_about_someone_is_decided_by_a_passage_that_mentions_them(workspace):
+    from llmwiki.wiki import ingest_paths
+
+    (workspace.sources_dir / "lovelace.md").write_text(
+        "# Ada Lovelace\n\nAda Lovelace was born in London in 1815. Lovelace wrote notes on the analytical engine.\n", encoding="utf-8")
+    (workspace.sources_dir / "tax.md").write_text(
+        "# The window tax\n\nMany residents of Bath were outraged at the window tax. Builders bricked up windows to pay less.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    answer = answer_question(workspace, "Was Lovelace outraged at the tax?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    assert answer.verdict != "yes" and "residents of Bath" not in answer.text  # the best-matching sentence is about someone else
+    assert all(citation.path == "sources/lovelace.md" for citation in answer.citations)
+    control = answer_question(workspace, "Were the residents of Bath outraged at the tax?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    assert control.verdict == "yes" and "residents of Bath" in control.text
+
+
 def test_a_question_the_sources_do_not_cover_is_refused_and_cannot_be_saved(physics):
     from llmwiki.errors import LlmwikiError
 

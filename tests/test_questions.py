@@ -11,6 +11,7 @@ from llmwiki.questions import (
     reads_as_prose,
     resolve_opening_pronoun,
     shape,
+    subject_names,
     to_statement,
     unbracket,
     without_frame,
@@ -142,3 +143,13 @@ def test_unbracket_keeps_a_markdown_link():
 ])
 def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
     assert reads_as_prose(sentence) is prose
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("Was Newton outraged?", ("Newton",)), ("Is Canada's official language Zulu?", ("Canada",)),
+    ("Is it true that Abraham Lincoln was born in Kentucky?", ("Abraham", "Lincoln")),
+    # controls: the subject is not a name, so the name is what is asked about
+    ("Is the capital city Oslo?", ()), ("Were the treaties signed with the Ukraine?", ()), ("Is it true that he won the prize?", ()),
+])
+def test_the_names_a_yes_no_question_is_about(question, names):
+    assert subject_names(question) == names
