@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -346,6 +346,9 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     judged = []
     for candidate, row in zip(ranked, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
+        title = {stem(word) for word in tokens(candidate.referent)}
+        if check.missing_names and all(stem(name) in title for name in check.missing_names):
+            check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
         judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate))
     best = max(judged, key=lambda item: item[0])
     closest = max(judged, key=lambda item: item[2].coverage)

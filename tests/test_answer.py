@@ -187,6 +187,20 @@ def test_a_yes_or_no_about_someone_is_decided_by_a_passage_that_mentions_them(wo
     assert control.verdict == "yes" and "residents of Bath" in control.text
 
 
+def test_a_sentence_counts_its_articles_title_as_named_when_it_settles_yes_or_no(workspace):
+    from llmwiki.wiki import ingest_paths
+
+    (workspace.sources_dir / "lisbon.md").write_text(
+        "# Lisbon\n\nThe city is built on seven hills above the Tagus estuary. Trams climb its steepest streets.\n", encoding="utf-8")
+    (workspace.sources_dir / "porto.md").write_text(
+        "# Porto\n\nPorto stands on the Douro river. Its old town is built on granite slopes above the river.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    lisbon = answer_question(workspace, "Is Lisbon built on seven hills?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    assert lisbon.verdict == "yes" and "seven hills" in lisbon.text and "names not in the excerpt" not in lisbon.text
+    porto = answer_question(workspace, "Is Porto built on seven hills?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    assert porto.verdict != "yes" and "seven hills" not in porto.text  # control: Lisbon's sentence does not speak for Porto
+
+
 def test_a_question_the_sources_do_not_cover_is_refused_and_cannot_be_saved(physics):
     from llmwiki.errors import LlmwikiError
 
