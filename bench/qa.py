@@ -12,7 +12,9 @@ same run:
 - fact questions (reference neither yes nor no): the share of answers that
   contain a reference answer (lower case, punctuation dropped), overall and
   by the questioner's difficulty, beside the same share for the selected
-  context, the top-1 and top-4 chunks of a plain BM25 search of the sources;
+  context, the top-1 and top-4 chunks of a plain BM25 search of the sources,
+  then answer and top-1 chunk by the questioner's difficulty and by what
+  the question asks for (``questions.shape``: who, when, how many, ...);
 - yes/no questions: the share given a verdict, and the share of verdicts
   that match the reference;
 - refusals: of off-topic questions (should be all) and of answerable ones
@@ -44,7 +46,7 @@ sys.path.insert(0, str(REPO))
 from llmwiki.answer import answer_question  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
-from llmwiki.questions import opens_with_pronoun, unbracket  # noqa: E402
+from llmwiki.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
 from llmwiki.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
 from llmwiki.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
 from llmwiki.search import search  # noqa: E402
@@ -94,6 +96,7 @@ def main() -> None:
         similarity.encode(["warm up"])
     counts: dict[str, int] = defaultdict(int)
     by_difficulty: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # answered right, top-1 right, asked
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # the same by what the question asks for (who, when, ...)
     seconds = []
     shown = 0
     for number, entry in enumerate(questions, start=1):
@@ -133,10 +136,10 @@ def main() -> None:
             counts["fact_context"] += contains_reference(context, entry)
             counts["fact_top1"] += top1
             counts["fact_top4"] += top4
-            row = by_difficulty[entry["difficulty"]]
-            row[0] += right
-            row[1] += top1
-            row[2] += 1
+            for row in (by_difficulty[entry["difficulty"]], by_kind[shape(entry["question"]).kind]):
+                row[0] += right
+                row[1] += top1
+                row[2] += 1
             if args.show and not right and contains_reference(context, entry) and shown < args.show:
                 shown += 1
                 print(f"\nQ: {entry['question']}\n  ref: {entry['answers']}\n  got: {answer.text[:300]}", file=sys.stderr)
@@ -173,6 +176,8 @@ def main() -> None:
     print(f"{'  reference: BM25 top-4 source chunks':<66}{share('fact_top4', 'fact'):>8}")
     for difficulty, (right, top1, asked) in sorted(by_difficulty.items()):
         print(f"{f'  difficulty {difficulty} ({asked}): answer / top-1 chunk':<66}{right / asked:>8.3f} {top1 / asked:.3f}")
+    for kind, (right, top1, asked) in sorted(by_kind.items(), key=lambda item: -item[1][2]):
+        print(f"{f'  asks {kind} ({asked}): answer / top-1 chunk':<66}{right / asked:>8.3f} {top1 / asked:.3f}")
     print(f"yes/no questions ({counts['yes_no']}; reference yes {counts['reference_yes']}, no {counts['reference_no']})")
     print(f"{'  given a yes/no verdict':<66}{share('yes_no_verdict', 'yes_no'):>8}")
     print(f"{'  verdict matches the reference (of those given)':<66}{share('yes_no_right', 'yes_no_verdict'):>8}")
