@@ -154,50 +154,54 @@ def test_yes_no_questions_get_a_verdict_that_quotes_its_sentence(physics):
     assert all(citation.path == "sources/becquerel.md" for citation in yes.citations + no.citations)
 
 
-def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspace):
+def with_sources(workspace, **texts: str):
+    """The workspace with these sources (name=Markdown) ingested."""
     from llmwiki.wiki import ingest_paths
 
-    (workspace.sources_dir / "keepers.md").write_text(
+    for name, text in texts.items():
+        (workspace.sources_dir / f"{name}.md").write_text(text, encoding="utf-8")
+    ingest_paths(workspace)
+    return workspace
+
+
+def ask_by_hand(workspace, question: str):
+    """The extractive answer with the hand ranking alone: no model beyond the verifier."""
+    return answer_question(workspace, question, backend=ExtractiveBackend(), ranker=None, similarity=None)
+
+
+def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspace):
+    with_sources(workspace, keepers=(
         "# Berlenga lighthouse\n\nThe lighthouse on Berlenga Island guides ships past the rocks.\n"
         "Marta Almeida was raised at the Berlenga Lighthouse by Captain Rui Almeida and Ines Sousa.\n"
         "The keepers trim the wick at dusk and log every passing ship.\n\n## References\n\n"
         "* Almeida, Marta. Raised at the Berlenga Lighthouse (1999), Lisbon Maritime Press.\n"
-        "* Official site of the Berlenga Lighthouse Museum\n", encoding="utf-8")
-    ingest_paths(workspace)
-    answer = answer_question(workspace, "Who raised Marta Almeida at the Berlenga Lighthouse?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+        "* Official site of the Berlenga Lighthouse Museum\n"))
+    answer = ask_by_hand(workspace, "Who raised Marta Almeida at the Berlenga Lighthouse?")
     first = answer.text.split(" [c")[0]
     assert not answer.refused and "Captain Rui Almeida and Ines Sousa" in first  # most of its words are names, yet it is prose
     assert "Press" not in answer.text and "Official site" not in answer.text  # the reference lines share as many words
-    control = answer_question(workspace, "When do the keepers trim the wick?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    control = ask_by_hand(workspace, "When do the keepers trim the wick?")
     assert not control.refused and "dusk" in control.text.split(" [c")[0]
 
 
 def test_a_yes_or_no_about_someone_is_decided_by_a_passage_that_mentions_them(workspace):
-    from llmwiki.wiki import ingest_paths
-
-    (workspace.sources_dir / "lovelace.md").write_text(
-        "# Ada Lovelace\n\nAda Lovelace was born in London in 1815. Lovelace wrote notes on the analytical engine.\n", encoding="utf-8")
-    (workspace.sources_dir / "tax.md").write_text(
-        "# The window tax\n\nMany residents of Bath were outraged at the window tax. Builders bricked up windows to pay less.\n", encoding="utf-8")
-    ingest_paths(workspace)
-    answer = answer_question(workspace, "Was Lovelace outraged at the tax?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    with_sources(workspace,
+                 lovelace="# Ada Lovelace\n\nAda Lovelace was born in London in 1815. Lovelace wrote notes on the analytical engine.\n",
+                 tax="# The window tax\n\nMany residents of Bath were outraged at the window tax. Builders bricked up windows to pay less.\n")
+    answer = ask_by_hand(workspace, "Was Lovelace outraged at the tax?")
     assert answer.verdict != "yes" and "residents of Bath" not in answer.text  # the best-matching sentence is about someone else
     assert all(citation.path == "sources/lovelace.md" for citation in answer.citations)
-    control = answer_question(workspace, "Were the residents of Bath outraged at the tax?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    control = ask_by_hand(workspace, "Were the residents of Bath outraged at the tax?")
     assert control.verdict == "yes" and "residents of Bath" in control.text
 
 
 def test_a_sentence_counts_its_articles_title_as_named_when_it_settles_yes_or_no(workspace):
-    from llmwiki.wiki import ingest_paths
-
-    (workspace.sources_dir / "lisbon.md").write_text(
-        "# Lisbon\n\nThe city is built on seven hills above the Tagus estuary. Trams climb its steepest streets.\n", encoding="utf-8")
-    (workspace.sources_dir / "porto.md").write_text(
-        "# Porto\n\nPorto stands on the Douro river. Its old town is built on granite slopes above the river.\n", encoding="utf-8")
-    ingest_paths(workspace)
-    lisbon = answer_question(workspace, "Is Lisbon built on seven hills?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    with_sources(workspace,
+                 lisbon="# Lisbon\n\nThe city is built on seven hills above the Tagus estuary. Trams climb its steepest streets.\n",
+                 porto="# Porto\n\nPorto stands on the Douro river. Its old town is built on granite slopes above the river.\n")
+    lisbon = ask_by_hand(workspace, "Is Lisbon built on seven hills?")
     assert lisbon.verdict == "yes" and "seven hills" in lisbon.text and "names not in the excerpt" not in lisbon.text
-    porto = answer_question(workspace, "Is Porto built on seven hills?", backend=ExtractiveBackend(), ranker=None, similarity=None)
+    porto = ask_by_hand(workspace, "Is Porto built on seven hills?")
     assert porto.verdict != "yes" and "seven hills" not in porto.text  # control: Lisbon's sentence does not speak for Porto
 
 
