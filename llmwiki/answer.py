@@ -48,8 +48,8 @@ from llmwiki.questions import (
     content_words,
     has_pronoun,
     question_names,
-    reads_as_prose,
     rank_sentences,
+    reads_as_prose,
     resolve_opening_pronoun,
     shape,
     subject_names,
@@ -370,12 +370,15 @@ def _about(ranked: Sequence[_Candidate], names: Sequence[str]) -> list[_Candidat
     wanted = {stem(name) for name in names}
     if not wanted:
         return list(ranked)
-    mentions: dict[str, bool] = {}
-    for candidate in ranked:
-        key = f"{candidate.referent}\n{candidate.passage}"
+    mentions: dict[tuple[str, str], bool] = {}  # many candidates share a passage
+
+    def mentioned(candidate: _Candidate) -> bool:
+        key = (candidate.referent, candidate.passage)
         if key not in mentions:
-            mentions[key] = bool(wanted & {stem(word) for word in tokens(key)})
-    return [candidate for candidate in ranked if mentions[f"{candidate.referent}\n{candidate.passage}"]]
+            mentions[key] = bool(wanted & {stem(word) for word in tokens(" ".join(key))})
+        return mentions[key]
+
+    return [candidate for candidate in ranked if mentioned(candidate)]
 
 
 def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape) -> list[tuple[float, int]]:
@@ -447,7 +450,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     ranked = [candidates[index] for index in order]
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
-        reply = _yes_no(question_shape.statement or question, (_about(ranked, subject_names(question)) or ranked)[:4], verifier or workspace.verifier(), names=names)
+        judged = _about(ranked, subject_names(question)) or ranked
+        reply = _yes_no(question_shape.statement or question, judged[:4], verifier or workspace.verifier(), names=names)
         return ExtractiveReply(reply.text + table_text, verdict=reply.verdict)
     count = max(sentences, 3) if question_shape.wants_more else sentences
     lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead

@@ -37,7 +37,7 @@ AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", 
 _BULLET = re.compile(r"^\s*(?:[*•]+|-\s)")
 
 
-def has_finite_verb(sentence: str) -> bool:
+def _has_finite_verb(sentence: str) -> bool:
     """Whether a lower-case word marks a clause: an auxiliary ("is", "was", "has") or a past tense in -ed
     ("married", "succeeded"). A title, a name list or a reference line has none."""
     return any(word in AUXILIARIES or (len(word) > 4 and word.endswith("ed")) for word in re.findall(r"\b[a-z]+\b", sentence))
@@ -49,7 +49,7 @@ def reads_as_prose(sentence: str) -> bool:
     Richard Cleveland and Anne Neal"; not "* Official site of the National Tourism Authority")."""
     words = sentence.split()
     names = sum(word[:1].isupper() for word in words) > 0.5 * len(words)
-    return has_finite_verb(sentence) or not (names or _BULLET.match(sentence))
+    return _has_finite_verb(sentence) or not (names or _BULLET.match(sentence))
 
 
 _DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your", "some", "any", "all", "each", "every"})
