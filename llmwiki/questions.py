@@ -56,6 +56,10 @@ _DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "h
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DATE = re.compile(rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({_MONTHS})\b|\b(century|centuries|decade)\b", re.IGNORECASE)
 _QUANTITY = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|several)\b", re.IGNORECASE)
+# What answers "why" (a cause or a purpose) and "how" (a means or a manner): cue words of English, not of one corpus.
+_REASON = re.compile(r"\b(because|since|due to|owing to|thanks to|as a result|so that|in order to|so as to|caus(e|es|ed|ing)|reasons?|"
+                     r"lead(s|ing)? to|led to|result(s|ed|ing)? (in|from)|therefore|thus|hence|allow(s|ed|ing)?|enabl(e|es|ed|ing))\b", re.IGNORECASE)
+_MANNER = re.compile(r"\b(by \w+ing|by means of|using|through|via|with the help of)\b", re.IGNORECASE)
 _ASKS_MORE = re.compile(r"\b(list|describe|explain|why|how does|how did|how do|what are the|what were the|name the)\b", re.IGNORECASE)
 OPENING_PRONOUNS = {"he": "", "she": "", "it": "", "they": "", "this": "", "these": "", "his": "'s", "her": "'s", "its": "'s", "their": "'s"}
 _BRACKET = re.compile(r"\[([^\]\[]+?)\](?!\(|:|\[)")
@@ -220,6 +224,10 @@ def _has_answer_type(kind: str, sentence: str, question_stems: set[str], focus: 
         return bool(_QUANTITY.search(new_text))
     if kind in ("who", "where"):
         return any(word[:1].isupper() and len(word) > 1 and word.lower() not in STOPWORDS for word in new_words[1:])
+    if kind == "why":
+        return bool(_REASON.search(new_text))
+    if kind == "how":
+        return bool(_MANNER.search(new_text))
     if kind in ("what", "which") and focus:
         return bool(set(focus) & {stem(word) for word in _words(sentence)})
     return False

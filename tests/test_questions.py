@@ -47,6 +47,15 @@ def test_the_sentence_holding_what_is_asked_comes_first():
     assert rank_sentences("Into a family of what was Becquerel born?", sentences)[0][1] == 0  # control: the other one answers this
 
 
+def test_why_and_how_prefer_a_sentence_that_gives_a_cause_or_a_means():
+    sentences = ["Keepers light the lamp at dusk every evening.", "Keepers light the lamp at dusk because ships pass the reef at night."]
+    assert rank_sentences("Why do keepers light the lamp at dusk?", sentences)[0][1] == 1
+    assert rank_sentences("When do keepers light the lamp?", sentences)[0][1] == 0  # control: no cause asked, so no bonus: the tie goes to the first
+    means = ["Keepers reach the tower every morning.", "Keepers reach the tower by rowing across the bay every morning."]
+    assert rank_sentences("How do keepers reach the tower every morning?", means)[0][1] == 1
+    assert rank_sentences("What do keepers reach every morning?", means)[0][1] == 0  # control
+
+
 def test_a_name_in_the_question_outweighs_a_common_word():
     sentences = ["The elephant will die of starvation.", "Cleveland died of a heart attack in 1908."]
     assert rank_sentences("What did Cleveland die from?", sentences)[0][1] == 1
