@@ -175,11 +175,11 @@ def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspac
         "Marta Almeida was raised at the Berlenga Lighthouse by Captain Rui Almeida and Ines Sousa.\n"
         "The keepers trim the wick at dusk and log every passing ship.\n\n## References\n\n"
         "* Almeida, Marta. Raised at the Berlenga Lighthouse (1999), Lisbon Maritime Press.\n"
-        "* Official site of the Berlenga Lighthouse Museum\n"))
+        "* Official site of the Berlenga Lighthouse Museum\n* a memoir of growing up at the Berlenga Lighthouse, by Marta Almeida\n"))
     answer = ask_by_hand(workspace, "Who raised Marta Almeida at the Berlenga Lighthouse?")
     first = answer.text.split(" [c")[0]
     assert not answer.refused and "Captain Rui Almeida and Ines Sousa" in first  # most of its words are names, yet it is prose
-    assert "Press" not in answer.text and "Official site" not in answer.text  # the reference lines share as many words
+    assert "Press" not in answer.text and "Official site" not in answer.text and "memoir" not in answer.text  # reference lines share as many words
     control = ask_by_hand(workspace, "When do the keepers trim the wick?")
     assert not control.refused and "dusk" in control.text.split(" [c")[0]
 
