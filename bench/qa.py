@@ -10,7 +10,7 @@ off-topic and should be refused. Printed, each beside its reference in the
 same run:
 
 - fact questions (reference neither yes nor no): the share of answers that
-  contain a reference answer (lower case, punctuation dropped), overall and
+  contain a reference answer (lower case, punctuation and citation marks dropped), overall and
   by the questioner's difficulty, beside the same share for the selected
   context, the top-1 and top-4 chunks of a plain BM25 search of the sources,
   then answer and top-1 chunk by the questioner's difficulty and by what
@@ -127,8 +127,10 @@ def main() -> None:
             counts["quotes_found"] += " ".join(quoted.replace("[", "").split())[-60:] in " ".join(chunk.split())
         if kind == "fact":
             counts["fact"] += 1
-            right = contains_reference(answer.text, entry)
-            context = " ".join(item.text for item in answer.selection.items)
+            # Citation marks are read past, as a reader does: a reference of two sentences is held by an
+            # answer that quotes both ("A. [c1] B. [c1]"), and a wiki page's text carries marks too.
+            right = contains_reference(CITATION.sub(" ", answer.text), entry)
+            context = CITATION.sub(" ", " ".join(item.text for item in answer.selection.items))
             texts = workspace.store.chunk_texts([hit.chunk_id for hit in baseline.hits])
             top1 = bool(baseline.hits) and contains_reference(texts.get(baseline.hits[0].chunk_id, ""), entry)
             top4 = contains_reference(" ".join(texts.values()), entry)

@@ -187,6 +187,13 @@ def test_hits_count_the_first_and_first_two_sentences():
     assert hits(rows, cosines=cosines, similarity_weight=2.0) == {"questions": 2, "top1": 1.0, "top2": 1.0}
 
 
+
+def test_hits_count_a_sentence_repeated_by_overlapping_chunks_once():
+    repeated = {"question": "q", "inputs": ["a", "a", "c key"], "labels": [False, False, True], "ranking": [0, 1, 2], "scores": [1.0, 0.9, 0.1]}
+    assert hits([repeated])["top2"] == 1.0  # the answer quotes "a" once, then "c key"
+    distinct = {**repeated, "inputs": ["a", "b", "c key"]}
+    assert hits([distinct])["top2"] == 0.0  # control: two distinct sentences ahead of it
+
 @pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.ranker.train)")
 def test_the_shipped_ranker_finds_the_sentence_that_answers():
     ranker = load_ranker(DEFAULT_RANKER)

@@ -141,9 +141,20 @@ def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float =
     return model, tokenizer
 
 
+def _distinct(order: list[int], inputs: list[str]) -> list[int]:
+    """The order without repeats of a sentence (overlapping chunks hold some twice): an answer quotes each once."""
+    seen: set[str] = set()
+    distinct = []
+    for index in order:
+        if inputs[index] not in seen:
+            seen.add(inputs[index])
+            distinct.append(index)
+    return distinct
+
+
 def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float = WEIGHT, cosines: list[dict[int, float]] | None = None,
          similarity_weight: float = SIMILARITY_WEIGHT) -> dict[str, float]:
-    """Share of questions whose first one and first two sentences hold a reference: by hand, or reranked
+    """Share of questions whose first one and first two distinct sentences hold a reference: by hand, or reranked
     (by the ranker, and by cosines, one ``ranker.similarities`` per row, when given)."""
     from llmwiki.ranker import answer_probabilities, rerank
 
@@ -152,8 +163,9 @@ def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float =
         ranking = list(zip(row["scores"], row["ranking"]))
         probabilities = answer_probabilities(ranker, row["question"], row["inputs"], ranking, ranked=ranked)
         order = [index for _, index in rerank(ranking, probabilities, row_cosines, weight=weight, similarity_weight=similarity_weight)]
-        first += any(row["labels"][index] for index in order[:1])
-        two += any(row["labels"][index] for index in order[:2])
+        shown = _distinct(order, row["inputs"])
+        first += any(row["labels"][index] for index in shown[:1])
+        two += any(row["labels"][index] for index in shown[:2])
     return {"questions": len(rows), "top1": first / max(len(rows), 1), "top2": two / max(len(rows), 1)}
 
 
