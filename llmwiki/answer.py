@@ -382,10 +382,20 @@ def _about(ranked: Sequence[_Candidate], names: Sequence[str]) -> list[_Candidat
 
 
 def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape) -> list[tuple[float, int]]:
-    """(score, index) of each candidate by ``questions.rank_sentences``, best first; the selector's order counts a little."""
+    """(score, index) of each distinct candidate sentence by ``questions.rank_sentences``, best first; the selector's
+    order counts a little. A sentence that overlapping chunks of a document hold twice is ranked once, where it scores
+    best: a repeat would take a place among the sentences the ranker reorders and the yes/no verdict reads."""
     priors = [0.5 / (1 + candidate.order) for candidate in candidates]  # bench/qa.py: 0.551 vs 0.539 at 0.05
-    return rank_sentences(question_shape.statement or question, [candidate.sentence for candidate in candidates], question_shape=question_shape,
-                          priors=priors, subjects=[candidate.referent for candidate in candidates])
+    ranking = rank_sentences(question_shape.statement or question, [candidate.sentence for candidate in candidates], question_shape=question_shape,
+                             priors=priors, subjects=[candidate.referent for candidate in candidates])
+    seen: set[tuple[str, str]] = set()
+    distinct = []
+    for score, index in ranking:
+        key = (candidates[index].sentence, candidates[index].referent)
+        if key not in seen:
+            seen.add(key)
+            distinct.append((score, index))
+    return distinct
 
 
 def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[_Candidate], list[tuple[float, int]]]:

@@ -355,3 +355,16 @@ def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_tha
     assert reply.verdict == "no" and "few natural predators" in reply.text and "many (excerpt: few)" in reply.text
     control = _yes_no("Penguins have few natural predators on land.", [loose, closer], Likes(), names=frozenset({"penguins"}))
     assert control.verdict == "yes"  # nothing as close opposes it
+
+
+def test_a_sentence_that_overlapping_chunks_hold_twice_is_ranked_once():
+    from llmwiki.answer import _Candidate, hand_ranking
+    from llmwiki.questions import shape
+
+    sentence = "The keepers rowed out to the tower at dawn."
+    candidates = [_Candidate(sentence, 1, 0, "", "Lighthouse"), _Candidate(sentence, 2, 1, "", "Lighthouse"),  # the chunks overlap
+                  _Candidate("The lamp burned whale oil until 1870.", 2, 1, "", "Lighthouse"),
+                  _Candidate(sentence, 3, 2, "", "Keepers")]  # control: the same words in another document are another sentence
+    question = "When did the keepers row out to the tower?"
+    ranked = [index for _, index in hand_ranking(question, candidates, shape(question))]
+    assert sorted(ranked) == [0, 2, 3] and ranked[0] == 0  # the first chunk's copy: its place in the selection counts
