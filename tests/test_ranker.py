@@ -214,3 +214,14 @@ def test_the_workspace_ranker_is_loaded_only_for_a_question_it_reorders(wiki, mo
     assert refused.refused and yes_no.verdict is not None and loads == []
     answered = answer_question(wiki, "What did Alessandro Volta stack into a pile?", backend=ExtractiveBackend())
     assert not answered.refused and loads == [1]  # control: a fact question asks for it
+
+
+def test_the_questions_file_is_read_line_by_line_in_utf8_or_latin1(tmp_path):
+    from llmwiki.ranker.cmuqa import load_questions
+
+    header = b"ArticleTitle\tQuestion\tAnswer\tDifficultyFromQuestioner\tDifficultyFromAnswerer\tArticleFile\n"
+    utf8 = "Tesla\tWho was born in Smiljan near Gospić?\tNikola Tesla\thard\thard\tdata/set4/a1\n".encode("utf-8")
+    latin1 = "Tesla\tWho held the © of his papers?\tHis nephew\teasy\teasy\tdata/set4/a1\n".encode("latin-1")  # not UTF-8
+    (tmp_path / "question_answer_pairs.txt").write_bytes(header + utf8 + latin1)
+    questions = [entry["question"] for entry in load_questions(tmp_path)]
+    assert questions == ["Who was born in Smiljan near Gospić?", "Who held the © of his papers?"]

@@ -11,11 +11,21 @@ def normalise(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+def _decoded(line: bytes) -> str:
+    """A line of the questions file: most lines are UTF-8 ("Gospić"), a few Latin-1; decoding the whole file as
+    Latin-1 turned the UTF-8 names into mojibake that no article holds ("Gospić" read as "GospiÄ" and a control
+    character)."""
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode("latin-1")
+
+
 def load_questions(data: Path) -> list[dict]:
     """Distinct questions with their article (workspace path), set, difficulty and reference answers."""
-    text = (data / "question_answer_pairs.txt").read_bytes().decode("latin-1").replace("\r\n", "\n").replace("\r", "\n")
+    raw = (data / "question_answer_pairs.txt").read_bytes().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     questions: dict[str, dict] = {}
-    for line in text.split("\n")[1:]:
+    for line in map(_decoded, raw.split(b"\n")[1:]):
         parts = line.split("\t")
         if len(parts) < 6 or not parts[1].strip() or not parts[5].strip():
             continue
