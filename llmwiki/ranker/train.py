@@ -142,7 +142,8 @@ def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float =
 
 
 def _distinct(order: list[int], inputs: list[str]) -> list[int]:
-    """The order without repeats of a sentence (overlapping chunks hold some twice): an answer quotes each once."""
+    """The order without repeats of a sentence, as an answer quotes them. ``answer.hand_ranking`` ranks a sentence
+    that overlapping chunks repeat once; pairs kept from before it did still hold the repeats."""
     seen: set[str] = set()
     distinct = []
     for index in order:
