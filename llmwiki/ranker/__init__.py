@@ -40,7 +40,7 @@ WEIGHT = 2.0  # P(holds the answer) is added to the hand score with this weight 
 MAX_LENGTH = 128  # question + title + sentence, in tokens
 DEFAULT_SIMILARITY = "all-MiniLM-L6-v2"
 # cosine(question, sentence) is added to the hand score with this weight (bench/ranker.py, S08 fact questions, each set
-# ranked by a ranker trained on the others, int8 embeddings: first sentence / first two distinct sentences hold a reference 0.516 / 0.595 -> 0.529 / 0.597).
+# ranked by a ranker trained on the others, int8 embeddings: first sentence / first two distinct sentences hold a reference 0.525 / 0.605 -> 0.537 / 0.605).
 SIMILARITY_WEIGHT = 2.0
 
 
