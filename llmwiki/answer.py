@@ -388,14 +388,10 @@ def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape
     priors = [0.5 / (1 + candidate.order) for candidate in candidates]  # bench/qa.py: 0.551 vs 0.539 at 0.05
     ranking = rank_sentences(question_shape.statement or question, [candidate.sentence for candidate in candidates], question_shape=question_shape,
                              priors=priors, subjects=[candidate.referent for candidate in candidates])
-    seen: set[tuple[str, str]] = set()
-    distinct = []
+    first_places: dict[tuple[str, str], tuple[float, int]] = {}  # in the order first seen: best first
     for score, index in ranking:
-        key = (candidates[index].sentence, candidates[index].referent)
-        if key not in seen:
-            seen.add(key)
-            distinct.append((score, index))
-    return distinct
+        first_places.setdefault((candidates[index].sentence, candidates[index].referent), (score, index))
+    return list(first_places.values())
 
 
 def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[_Candidate], list[tuple[float, int]]]:

@@ -144,13 +144,10 @@ def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float =
 def _distinct(order: list[int], inputs: list[str]) -> list[int]:
     """The order without repeats of a sentence, as an answer quotes them. ``answer.hand_ranking`` ranks a sentence
     that overlapping chunks repeat once; pairs kept from before it did still hold the repeats."""
-    seen: set[str] = set()
-    distinct = []
+    first_places: dict[str, int] = {}
     for index in order:
-        if inputs[index] not in seen:
-            seen.add(inputs[index])
-            distinct.append(index)
-    return distinct
+        first_places.setdefault(inputs[index], index)
+    return list(first_places.values())
 
 
 def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float = WEIGHT, cosines: list[dict[int, float]] | None = None,
