@@ -1,4 +1,5 @@
-"""What a question asks for, and which sentence answers it. Pure: text in, text out.
+"""What a question asks for, and which sentence answers it. Text in, text out (who "she" or "they" is
+reads the text before with a parser, ``parsing``).
 
 An extractive answer is only as good as the sentence it puts first. Sharing
 the question's words is not enough: "What was the name of James Watt's
@@ -29,6 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from llmwiki import parsing
 from llmwiki.chunking import sentence_spans
 from llmwiki.verify.facts import NEGATIONS, STOPWORDS, stem, tokens
 
@@ -347,6 +349,23 @@ def last_people(text: str) -> str | None:
     return found[1] if found else None
 
 
+def _other_person(preceding: str, title: str) -> str | None:
+    """Who an opening "she" most likely is when the article's subject is not a woman: the first person the
+    sentence before names, else the one before that, the article's own subject aside ("In 1764, Watt married his
+    cousin Margaret Miller ... She died in childbirth" -> Margaret Miller; "The current office-holder is President
+    Tarja Halonen. She began ..." -> Tarja Halonen). None when the subject is a woman (the text before says she/her
+    more than he/his and the title names a person) or the text names no one else (or there is no parser)."""
+    named = parsing.people(preceding)
+    if not named:
+        return None
+    words = re.findall(r"[a-z]+", preceding.lower())
+    female = sum(word in ("she", "her", "hers", "herself") for word in words) > sum(word in ("he", "his", "him", "himself") for word in words)
+    if female and parsing.people(title, sentences=1):
+        return None
+    others = [name for name in named if not set(name.split()) <= set(title.split())]
+    return others[0] if others else None
+
+
 def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = "") -> str:
     """"He won ..." -> "[Henri Becquerel] won ..."; "His father ..." -> "[Henri Becquerel's] father ..."; else unchanged.
 
@@ -354,8 +373,11 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     "he" and "she" refer to the last name in the preceding text when there is
     one (in an article on kangaroos, "He asked a local" is Cook), else to the title,
     which also stands for a name it holds ("Adams" in an article on John Adams);
+    "she", when the article is not about a woman, first to another person named
+    just before (``_other_person``: "Watt married Margaret Miller. She died ...");
     "they" to two names joined by "and" at the head of the sentence before, when
-    there are ("Cook and Banks were exploring. They asked a local ...").
+    there are ("Cook and Banks were exploring. They asked a local ..."), else to
+    that sentence's plural subject ("Most owls feed on rodents. They nest ...").
     """
     match = re.match(r"^([A-Z][a-z]*)\b", sentence)
     if match is None:
@@ -363,15 +385,19 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     pronoun = match.group(1).lower()
     if pronoun not in OPENING_PRONOUNS:
         return sentence
-    if pronoun in _PERSONAL:
+    if pronoun in ("she", "her") and (woman := _other_person(preceding, referent)):
+        referent = woman
+    elif pronoun in _PERSONAL:
         person = last_person(preceding)
         if person and not set(person.split()) <= set(referent.split()):  # "Adams" in "John Adams": the title's fuller name
             referent = person
-    elif pronoun in ("they", "their"):  # people named together just before, else the article's subject
-        referent = last_people(preceding) or referent
+    elif pronoun in ("they", "their"):  # people named together just before, else the plural subject there, else the title
+        referent = last_people(preceding) or parsing.plural_subject(preceding, head_only=pronoun == "their") or referent
     if not referent:
         return sentence
     referent = referent[:1].upper() + referent[1:]
+    if pronoun == "their" and referent.endswith("s"):
+        return f"[{referent}']" + sentence[match.end():]  # [Penguins'] wings
     if pronoun in ("this", "these") and len(sentence.split()) > 1 and sentence.split()[1][:1].islower() and sentence.split()[1].lower() not in AUXILIARIES:
         return sentence  # "This species ..." names its own subject
     return f"[{referent}{OPENING_PRONOUNS[pronoun]}]" + sentence[match.end():]

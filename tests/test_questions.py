@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import assume, given, strategies as st
 
+from llmwiki import parsing
 from llmwiki.questions import (
     last_people,
     last_person,
@@ -122,9 +123,45 @@ def test_they_are_the_people_named_together_just_before():
     resolved = resolve_opening_pronoun("They asked a nearby local what the creatures were called.", "Kangaroo", preceding=legend)
     assert resolved == "[Captain James Cook and naturalist Sir Joseph Banks] asked a nearby local what the creatures were called."
     # Controls: one name, or a name and a common noun, leave "they" to the article's subject.
-    assert resolve_opening_pronoun("They are marsupials.", "Kangaroo", preceding="Kangaroos live in Australia.") == "[Kangaroo] are marsupials."
+    assert resolve_opening_pronoun("They are marsupials.", "Kangaroo", preceding="Kangaroos live in Australia.") == "[Kangaroos] are marsupials."
     assert last_people("Cook and the crew were exploring.") is None
     assert resolve_opening_pronoun("He asked a local.", "Kangaroo", preceding=legend) == "[Captain James Cook] asked a local."
+
+
+def test_they_is_the_plural_subject_of_the_sentence_before():
+    assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
+    before = "The harbour was built in 1850. The Tide Runners were a rowing club that met on Sundays."
+    assert resolve_opening_pronoun("They were based in Leith.", "harbour", preceding=before) == "[Tide Runners] were based in Leith."
+    assert resolve_opening_pronoun("They nest in hollow trees.", "owl", preceding="Most owls feed on small rodents.") == "[Owls] nest in hollow trees."
+    # a possessive takes the subject's head, without what follows it
+    assert resolve_opening_pronoun("Their shafts were flooded.", "Wales", preceding="The coal miners of the valley went on strike.") == (
+        "[Coal miners'] shafts were flooded.")
+    # Controls: a singular subject before leaves "they" to the article's title; so does a subject that is itself a pronoun
+    assert resolve_opening_pronoun("They nest in hollow trees.", "owl", preceding="The barn owl feeds on small rodents.") == "[Owl] nest in hollow trees."
+    assert resolve_opening_pronoun("They nest in trees.", "owl", preceding="Its feathers are soft.") == "[Owl] nest in trees."
+
+
+def test_she_is_a_woman_named_before_when_the_article_is_about_a_man_or_a_place():
+    assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
+    wedding = "In 1802, Telford married his cousin Margaret Reid, with whom he had two sons."
+    assert resolve_opening_pronoun("She died in 1810.", "Thomas Telford", preceding=wedding) == "[Margaret Reid] died in 1810."
+    assert resolve_opening_pronoun("Her father was a weaver.", "Thomas Telford", preceding=wedding) == "[Margaret Reid's] father was a weaver."
+    office = "The office was created in 1921. The present holder is Governor Anna Lindqvist."
+    assert resolve_opening_pronoun("She took office in 2004.", "Aland", preceding=office) == "[Anna Lindqvist] took office in 2004."
+    # Controls: in an article about a woman, "she" is still the article's subject, even with another person named before;
+    # with no one else named, the title as before; and "he" keeps its own rule
+    about_her = "Her husband, Peter Brandt, was a painter. In 1920 she moved to Oslo."
+    assert resolve_opening_pronoun("She opened a studio.", "Ingrid Holm", preceding=about_her) == "[Ingrid Holm] opened a studio."
+    assert resolve_opening_pronoun("She died in 1810.", "Thomas Telford", preceding="The canal opened in 1805.") == "[Thomas Telford] died in 1810."
+    assert resolve_opening_pronoun("He died in 1834.", "Thomas Telford", preceding=wedding) == "[Thomas Telford] died in 1834."
+
+
+def test_without_a_parser_the_rules_before_it_hold(monkeypatch):
+    monkeypatch.setattr(parsing, "pipeline", lambda: None)
+    assert parsing.people("Anna Lindqvist took office.") is None and parsing.plural_subject("Most owls feed on small rodents.") is None
+    assert resolve_opening_pronoun("They nest in hollow trees.", "owl", preceding="Most owls feed on small rodents.") == "[Owl] nest in hollow trees."
+    wedding = "In 1802, Telford married his cousin Margaret Reid, with whom he had two sons."
+    assert resolve_opening_pronoun("She died in 1810.", "Thomas Telford", preceding=wedding) == "[Thomas Telford] died in 1810."
 
 
 @given(st.text(alphabet=st.characters(blacklist_characters="[]"), max_size=80), st.text(alphabet="abcdefghij ", min_size=1, max_size=20))
