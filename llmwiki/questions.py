@@ -389,8 +389,9 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
         referent = woman
     elif pronoun in _PERSONAL:
         person = last_person(preceding)
-        if person and not set(person.split()) <= set(referent.split()):  # "Adams" in "John Adams": the title's fuller name
-            referent = person
+        person = person and re.sub(r"['’]s?$", "", person)  # "Lincoln's rhetoric ... His command": Lincoln
+        if person and not set(person.split()) <= set(referent.split()) and parsing.names_person(preceding, person) is not False:
+            referent = person  # not a surname the title holds ("Adams" in "John Adams"), and a person, not "Largely" or "Congress"
     elif pronoun in ("they", "their"):  # people named together just before, else the plural subject there, else the title
         referent = last_people(preceding) or parsing.plural_subject(preceding, head_only=pronoun == "their") or referent
     if not referent:
