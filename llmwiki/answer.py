@@ -53,6 +53,7 @@ from llmwiki.questions import (
     resolve_opening_pronoun,
     shape,
     subject_names,
+    unnamed_person,
     without_truth_frame,
 )
 from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarities
@@ -334,6 +335,24 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     return None, [value >= MIN_SENTENCE_SHARE for value in sentence_shares], words
 
 
+WHOSE_SENTENCES = 3
+
+
+def _whose(question: str, ranked: Sequence[_Candidate]) -> str | None:
+    """Why a question about "he" or "she" that names no one cannot be answered: the best sentences that may answer it
+    (the first WHOSE_SENTENCES) come from pages about different subjects, so its words do not say who
+    is meant. None when they agree (the words pin one person down: "He founded the University of Buffalo on what
+    date?") or the question names someone. Beside an open page the question is about that page's subject and this
+    is not asked."""
+    pronoun = unnamed_person(question)
+    if pronoun is None:
+        return None
+    subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:WHOSE_SENTENCES]))
+    if len(subjects) < 2:
+        return None
+    return f"it says \"{pronoun}\" but names no one, and the passages that match are about {' and '.join(subjects)}: say who it is about"
+
+
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str]) -> ExtractiveReply:
     """Score the statement against the best sentences: yes when one supports it and none that holds as many
     of its words opposes it; no when the closest one opposes it (a fact absent or opposed, or contradiction);
@@ -422,6 +441,11 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     table_text = "".join(f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}" for item in tables)
     with workspace.store.session():  # released before a model runs
         candidates = _candidates(workspace, selection)
+    open_pages = [item for item in selection.items if item.kind == "open_page"]
+    if open_pages and unnamed_person(question):  # "he" is the open page's subject: the sources it cites are about them
+        cited = {int(number) for item in open_pages for number in CITATION.findall(item.text)}
+        subjects = {candidate.referent for candidate in candidates if candidate.chunk_id in cited}
+        candidates = [candidate for candidate in candidates if candidate.referent in subjects] or candidates
     question_shape = shape(question)
     if not candidates:
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
@@ -448,6 +472,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         if probabilities and len(words) <= FEW_TERMS and best < MIN_ANSWER_P:
             quoted = " and ".join(f'"{word}"' for word in words)
             reason = f"no sentence selected answers it; the question's few words{f' ({quoted})' if words else ''} stand in sentences about other things"
+    if reason is None and not open_pages:
+        reason = _whose(question, [candidates[index] for _, index in ranking if may_lead[index]])
     if reason is not None:
         if tables:
             return ExtractiveReply(table_text.strip())

@@ -413,6 +413,20 @@ def opens_with_pronoun(text: str) -> bool:
     return first is not None and first.group(1).lower() in PRONOUNS
 
 
+_PERSONAL_PRONOUNS = frozenset({"he", "she", "him", "his", "her", "hers"})
+_BINDING = frozenset({"who", "whom", "whose"})
+
+
+def unnamed_person(question: str) -> str | None:
+    """The he/she (him, his, her) of a question that names no one ("When did he publish a collection?"), which only
+    the page it was asked beside can say who is; None when it names someone, or when "who" asks for the person the
+    pronoun stands for ("Who lost control of his party?")."""
+    words = re.findall(r"[A-Za-z]+", question)
+    if not words or words[0].lower() in _BINDING or question_names(question):
+        return None
+    return next((word.lower() for word in words if word.lower() in _PERSONAL_PRONOUNS), None)
+
+
 def has_pronoun(text: str) -> bool:
     """Whether the text says he, she, it, they (or their other forms) anywhere."""
     return any(word.lower() in PRONOUNS for word in re.findall(r"[A-Za-z]+", text))

@@ -368,3 +368,24 @@ def test_a_sentence_that_overlapping_chunks_hold_twice_is_ranked_once():
     question = "When did the keepers row out to the tower?"
     ranked = [index for _, index in hand_ranking(question, candidates, shape(question))]
     assert sorted(ranked) == [0, 2, 3] and ranked[0] == 0  # the first chunk's copy: its place in the selection counts
+
+
+def test_a_question_about_he_that_names_no_one_is_refused_when_its_words_fit_several_people(workspace):
+    with_sources(workspace,
+                 hale="# Edmund Hale\n\nEdmund Hale was a surveyor from Bristol. He published a coastal atlas in 1791. "
+                      "He founded the Severn Observatory in 1802.\n",
+                 marsh="# Thomas Marsh\n\nThomas Marsh was a surveyor from Leeds. He published a coastal atlas in 1788. "
+                       "He mapped the moors for the county.\n")
+    ambiguous = ask_by_hand(workspace, "When did he publish the coastal atlas?")
+    assert ambiguous.refused and ambiguous.verdict is None and not ambiguous.citations
+    assert "Edmund Hale" in ambiguous.text and "Thomas Marsh" in ambiguous.text and "say who" in ambiguous.text
+    # Controls: words that fit one person only are answered, and so is a question that names its person
+    pinned = ask_by_hand(workspace, "When did he found the Severn Observatory?")
+    assert not pinned.refused and "1802" in pinned.text
+    named = ask_by_hand(workspace, "When did Marsh publish the coastal atlas?")
+    assert not named.refused and "1788" in named.text
+    # beside an open page the question is about that page's subject
+    page = next(path for path in (workspace.root / "wiki").rglob("*.md") if "marsh" in path.name)
+    beside = answer_question(workspace, "When did he publish the coastal atlas?", open_page=page.relative_to(workspace.root).as_posix(),
+                             backend=ExtractiveBackend(), ranker=None, similarity=None)
+    assert not beside.refused and "1788" in beside.text.split(" [c")[0]
