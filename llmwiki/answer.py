@@ -350,7 +350,8 @@ def _whose(question: str, ranked: Sequence[_Candidate]) -> str | None:
     subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:WHOSE_SENTENCES]))
     if len(subjects) < 2:
         return None
-    return f"it says \"{pronoun}\" but names no one, and the passages that match are about {' and '.join(subjects)}: say who it is about"
+    listed = f"{', '.join(subjects[:-1])} and {subjects[-1]}"
+    return f"it says \"{pronoun}\" but names no one, and the passages that match are about {listed}: say who it is about"
 
 
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str]) -> ExtractiveReply:

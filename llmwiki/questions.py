@@ -1,5 +1,5 @@
-"""What a question asks for, and which sentence answers it. Text in, text out (who "she" or "they" is
-reads the text before with a parser, ``parsing``).
+"""What a question asks for, and which sentence answers it. Text in, text out (who an opening pronoun stands
+for is read from the text before with a parser, ``parsing``).
 
 An extractive answer is only as good as the sentence it puts first. Sharing
 the question's words is not enough: "What was the name of James Watt's
@@ -385,8 +385,8 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     pronoun = match.group(1).lower()
     if pronoun not in OPENING_PRONOUNS:
         return sentence
-    if pronoun in ("she", "her") and (woman := _other_person(preceding, referent)):
-        referent = woman
+    if pronoun in ("she", "her") and (other := _other_person(preceding, referent)):
+        referent = other
     elif pronoun in _PERSONAL:
         person = last_person(preceding)
         person = person and re.sub(r"['’]s?$", "", person)  # "Lincoln's rhetoric ... His command": Lincoln
