@@ -338,15 +338,12 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
 WHOSE_SENTENCES = 3
 
 
-def _whose(question: str, ranked: Sequence[_Candidate]) -> str | None:
+def _whose(pronoun: str, ranked: Sequence[_Candidate]) -> str | None:
     """Why a question about "he" or "she" that names no one cannot be answered: the best sentences that may answer it
     (the first WHOSE_SENTENCES) come from pages about different subjects, so its words do not say who
     is meant. None when they agree (the words pin one person down: "He founded the University of Buffalo on what
-    date?") or the question names someone. Beside an open page the question is about that page's subject and this
-    is not asked."""
-    pronoun = unnamed_person(question)
-    if pronoun is None:
-        return None
+    date?"). pronoun: the question's, from ``questions.unnamed_person``. Beside an open page the question is about
+    that page's subject and this is not asked."""
     subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:WHOSE_SENTENCES]))
     if len(subjects) < 2:
         return None
@@ -443,7 +440,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     with workspace.store.session():  # released before a model runs
         candidates = _candidates(workspace, selection)
     open_pages = [item for item in selection.items if item.kind == "open_page"]
-    if open_pages and unnamed_person(question):  # "he" is the open page's subject: the sources it cites are about them
+    pronoun = unnamed_person(question)  # a he/she that the question does not name
+    if open_pages and pronoun:  # "he" is the open page's subject: the sources it cites are about them
         cited = {int(number) for item in open_pages for number in CITATION.findall(item.text)}
         subjects = {candidate.referent for candidate in candidates if candidate.chunk_id in cited}
         candidates = [candidate for candidate in candidates if candidate.referent in subjects] or candidates
@@ -473,8 +471,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         if probabilities and len(words) <= FEW_TERMS and best < MIN_ANSWER_P:
             quoted = " and ".join(f'"{word}"' for word in words)
             reason = f"no sentence selected answers it; the question's few words{f' ({quoted})' if words else ''} stand in sentences about other things"
-    if reason is None and not open_pages:
-        reason = _whose(question, [candidates[index] for _, index in ranking if may_lead[index]])
+    if reason is None and pronoun and not open_pages:
+        reason = _whose(pronoun, [candidates[index] for _, index in ranking if may_lead[index]])
     if reason is not None:
         if tables:
             return ExtractiveReply(table_text.strip())

@@ -52,8 +52,8 @@ def pipeline():
 
 @functools.lru_cache(maxsize=2048)
 def _parsed(text: str):
-    nlp = pipeline()
-    return nlp(text) if nlp is not None else None
+    """The pipeline's reading of the text (callers check that there is a pipeline)."""
+    return pipeline()(text)
 
 
 def _last_sentences(text: str, count: int) -> list[str]:

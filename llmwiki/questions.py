@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from llmwiki import parsing
 from llmwiki.chunking import sentence_spans
-from llmwiki.verify.facts import NEGATIONS, STOPWORDS, stem, tokens
+from llmwiki.verify.facts import GENDER, NEGATIONS, STOPWORDS, stem, tokens
 
 AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would",
                          "should", "shall", "may", "might", "must"})
@@ -358,9 +358,8 @@ def _other_person(preceding: str, title: str) -> str | None:
     named = parsing.people(preceding)
     if not named:
         return None
-    words = re.findall(r"[a-z]+", preceding.lower())
-    female = sum(word in ("she", "her", "hers", "herself") for word in words) > sum(word in ("he", "his", "him", "himself") for word in words)
-    if female and parsing.people(title, sentences=1):
+    genders = [GENDER[word] for word in re.findall(r"[a-z]+", preceding.lower()) if word in GENDER]
+    if genders.count("f") > genders.count("m") and parsing.people(title, sentences=1):
         return None
     others = [name for name in named if not set(name.split()) <= set(title.split())]
     return others[0] if others else None
@@ -413,7 +412,6 @@ def opens_with_pronoun(text: str) -> bool:
     return first is not None and first.group(1).lower() in PRONOUNS
 
 
-_PERSONAL_PRONOUNS = frozenset({"he", "she", "him", "his", "her", "hers"})
 _BINDING = frozenset({"who", "whom", "whose"})
 
 
@@ -424,7 +422,7 @@ def unnamed_person(question: str) -> str | None:
     words = re.findall(r"[A-Za-z]+", question)
     if not words or words[0].lower() in _BINDING or question_names(question):
         return None
-    return next((word.lower() for word in words if word.lower() in _PERSONAL_PRONOUNS), None)
+    return next((word.lower() for word in words if word.lower() in GENDER and not word.lower().endswith("self")), None)
 
 
 def has_pronoun(text: str) -> bool:

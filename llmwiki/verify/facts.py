@@ -56,7 +56,7 @@ while who whom whose why will with within would yet you your yours yourself your
 # Stopwords for matching that still assert something: "few natural predators" is the opposite of "many".
 QUANTIFIERS = frozenset({"few", "fewer", "many", "more", "most", "least", "less", "much"})
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "nowhere", "cannot", "without"})
-_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
+GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
 PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their", "him", "them", "this", "these", "who", "which"})
 _UNITS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
           "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
@@ -300,8 +300,8 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
                 other = next((other for other in anchor_words if other.lower() not in claim_lower and lexicon.opposes(word, other)), None)
                 if other is not None:
                     opposed.append((word, other))
-    claim_genders = {_GENDER[word.lower()]: word for word in claim_words if word.lower() in _GENDER}
-    anchor_genders = {_GENDER[word.lower()]: word for word in anchor_words if word.lower() in _GENDER}
+    claim_genders = {GENDER[word.lower()]: word for word in claim_words if word.lower() in GENDER}
+    anchor_genders = {GENDER[word.lower()]: word for word in anchor_words if word.lower() in GENDER}
     for gender, word in claim_genders.items():  # "she" where the evidence only says "he"
         if anchor_genders and gender not in anchor_genders:
             opposed.append((word, next(iter(anchor_genders.values()))))
