@@ -249,12 +249,14 @@ def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
     items = [item for item in selection.items if item.chunk_id is not None]
     sources = [item for item in items if item.kind == "source"]
     chosen = sources or items
-    titles: dict[str, str] = {}
+    titles = {item.path: item.title for item in chosen if item.title}  # the selector read them with the chunks
+    unknown = {item.path for item in chosen if item.path and item.path not in titles}
+    if unknown:  # a selection built by hand, or an untitled document: asked of the store
+        with workspace.store.session():
+            titles |= {path: document.title for path in unknown if (document := workspace.store.document_by_path(path)) and document.title}
+    titles = {path: " ".join((titles.get(path) or Path(path or "").stem).replace("_", " ").split()) for path in {item.path for item in chosen}}
     candidates = []
     for order, item in enumerate(chosen):
-        if item.path not in titles:
-            document = workspace.store.document_by_path(item.path) if item.path else None
-            titles[item.path] = " ".join(((document.title if document else None) or Path(item.path or "").stem).replace("_", " ").split())
         passage = " ".join(CITATION.sub("", item.text).split())
         segment_offset = 0
         for segment in CITATION.split(item.text):  # wiki text ends each quoted sentence with its citation: split there first
@@ -438,8 +440,7 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     """
     tables = [item for item in selection.items if item.kind in ("dataset", "dataset_keys")]
     table_text = "".join(f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}" for item in tables)
-    with workspace.store.session():  # released before a model runs
-        candidates = _candidates(workspace, selection)
+    candidates = _candidates(workspace, selection)  # titles come with the selection: no connection, none held while a model runs
     open_pages = [item for item in selection.items if item.kind == "open_page"]
     pronoun = unnamed_person(question)  # a he/she that the question does not name
     if open_pages and pronoun:  # "he" is the open page's subject: the sources it cites are about them

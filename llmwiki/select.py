@@ -60,6 +60,7 @@ class ContextItem:
     page: int | None = None
     breadcrumb: tuple[str, ...] = ()
     stale: bool = False
+    title: str | None = None  # the chunk's document's title (what an answer's "he" or "it" refers to), when known
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
         for hit in hits:
             items.append(
                 ContextItem(kind="wiki" if hit.kind == "wiki" else "source", label=hit.label, text=_strip_page(texts.get(hit.chunk_id, "")),
-                            chunk_id=hit.chunk_id, path=hit.path, page=hit.page, breadcrumb=hit.breadcrumb, stale=hit.stale)
+                            chunk_id=hit.chunk_id, path=hit.path, page=hit.page, breadcrumb=hit.breadcrumb, stale=hit.stale, title=hit.title)
             )
         followed = _follow_citations(workspace, items, limit=max(2 * retrieval.source_chunks, 4))
         if followed:
@@ -301,8 +302,10 @@ def _follow_citations(workspace: Workspace, items: list[ContextItem], *, limit: 
     targets = workspace.store.citation_targets(wanted)
     sources = [chunk_id for chunk_id in wanted if chunk_id in targets and targets[chunk_id][0].startswith("sources/")][:limit]
     texts = workspace.store.chunk_texts(sources)
+    documents = {path: workspace.store.document_by_path(path) for path in {targets[chunk_id][0] for chunk_id in sources}}
     return [ContextItem(kind="source", label=f"{targets[chunk_id][0]} p.{targets[chunk_id][1]} (cited by the wiki)", text=texts.get(chunk_id, ""),
-                        chunk_id=chunk_id, path=targets[chunk_id][0], page=targets[chunk_id][1]) for chunk_id in sources]
+                        chunk_id=chunk_id, path=targets[chunk_id][0], page=targets[chunk_id][1],
+                        title=documents[targets[chunk_id][0]].title if documents[targets[chunk_id][0]] else None) for chunk_id in sources]
 
 
 def read_wiki_page(workspace: Workspace, name: str) -> str:

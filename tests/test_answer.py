@@ -280,6 +280,22 @@ def test_an_answer_never_opens_with_an_unresolved_pronoun_and_quotes_stay_verbat
     assert unbracket(first).strip() in " ".join(answer.citations[0].text.split())  # the quotation, less the bracket, is the source's
 
 
+def test_the_referent_of_he_comes_with_the_selection_and_from_the_store_when_it_does_not(physics, monkeypatch):
+    from dataclasses import replace
+
+    from llmwiki.answer import _candidates
+    from llmwiki.select import select
+
+    selection = select(physics, "Which prize did Becquerel win for discovering radioactivity?")
+    sources = [item for item in selection.items if item.kind == "source"]
+    assert sources and all(item.title == physics.store.document_by_path(item.path).title for item in sources)
+    untitled = replace(selection, items=tuple(replace(item, title=None) for item in selection.items))  # a selection built by hand
+    looked_up = {candidate.referent for candidate in _candidates(physics, untitled)}
+    assert "Henri Becquerel" in looked_up  # read from the store, not the file name's "becquerel"
+    monkeypatch.setattr(type(physics.store), "document_by_path", lambda *args: pytest.fail("asked the store for a title the selection has"))
+    assert {candidate.referent for candidate in _candidates(physics, selection)} == looked_up
+
+
 def test_a_saved_answer_is_never_the_only_evidence_for_the_next(physics):
     first = answer_question(physics, "When did Becquerel discover radioactivity?", backend=ExtractiveBackend())
     path, _ = save_answer(physics, first)
