@@ -240,6 +240,23 @@ class _Candidate:
         """The chunk's text before the sentence: who an opening "he" or "she" is (read only for quoted sentences)."""
         return CITATION.sub("", self.chunk_text[: self.offset])[-400:]
 
+    @property
+    def antecedent(self) -> str:
+        """The sentence before, when this one opens by pointing back at it ("All penguins are countershaded ... This is
+        for camouflage."): the answer quotes the two together, since "[Penguin] is for camouflage" is not what the source
+        says. '' when the sentence stands alone, or the one before is not prose in the same chunk."""
+        if not _REFERS_BACK.match(self.sentence):
+            return ""
+        from llmwiki.chunking import sentence_spans
+
+        before = CITATION.sub("", self.chunk_text[: self.offset]).rstrip()
+        spans = sentence_spans(before)
+        if not spans:
+            return ""
+        start, end = spans[-1]
+        sentence = " ".join(before[start:end].split())
+        return sentence if len(sentence.split()) >= 4 and reads_as_prose(sentence) and not sentence.startswith(("#", "|", "- [")) else ""
+
 
 def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
     """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
@@ -284,6 +301,8 @@ def _quote(candidate: _Candidate) -> str:
     return f"{shown(candidate)} [c{candidate.chunk_id}]"
 
 
+# A sentence that opens by pointing back at the one before ("This is for camouflage.", "Such a method ...").
+_REFERS_BACK = re.compile(r"^(?:This|These|That|Those|Such)\b")
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 _PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
 
@@ -422,7 +441,12 @@ def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[_Cand
 
 
 def shown(candidate: _Candidate) -> str:
-    """The candidate sentence as an answer shows it (an opening pronoun resolved), without its citation."""
+    """The candidate sentence as an answer shows it, without its citation: after the sentence it points back at, or with
+    an opening pronoun resolved."""
+    antecedent = candidate.antecedent
+    if antecedent:
+        before = CITATION.sub("", candidate.chunk_text[: candidate.offset]).rstrip()
+        return f"{resolve_opening_pronoun(antecedent, candidate.referent, preceding=before[: -len(antecedent)][-400:])} {candidate.sentence}"
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 
@@ -490,10 +514,15 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead
     ranked = [candidates[lead]] + [candidate for index, candidate in zip(order, ranked) if index != lead]
     chosen: list[_Candidate] = []
+    shown_count = 0  # sentences quoted: one that points back brings the one before it
     for candidate in ranked:
-        if all(candidate.sentence != other.sentence for other in chosen):
-            chosen.append(candidate)
-        if len(chosen) == count:
+        quoted = {other.sentence for other in chosen} | {other.antecedent for other in chosen}
+        cost = 2 if candidate.antecedent else 1
+        if candidate.sentence in quoted or candidate.antecedent in quoted - {""} or (chosen and shown_count + cost > count):
+            continue
+        chosen.append(candidate)
+        shown_count += cost
+        if shown_count >= count:
             break
     return ExtractiveReply((" ".join(_quote(candidate) for candidate in chosen) + table_text).strip())
 

@@ -184,6 +184,21 @@ def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspac
     assert not control.refused and "dusk" in control.text.split(" [c")[0]
 
 
+def test_a_sentence_that_points_back_is_quoted_after_the_sentence_it_points_at(workspace):
+    with_sources(workspace, wombat=(
+        "# Wombat\n\nWombats are short-legged marsupials of the Australian bush.\n"
+        "Wombats dig their burrows with strong front claws and flat, shovel-like paws.\n"
+        "This digging method lets the wombat shift a metre of soil in a single night.\n"
+        "Wombats feed at night on native grasses, roots and bark.\n"))
+    answer = ask_by_hand(workspace, "Which digging method lets the wombat shift a metre of soil in a single night?")
+    quoted = answer.text.split(" [c")[0]
+    assert quoted == ("Wombats dig their burrows with strong front claws and flat, shovel-like paws. "
+                      "This digging method lets the wombat shift a metre of soil in a single night.")  # verbatim, in the source's order
+    assert answer.text.count("[c") == 1  # the two sentences are one quotation: with them the answer has its two sentences
+    control = ask_by_hand(workspace, "When do wombats feed on native grasses?")
+    assert control.text.split(" [c")[0] == "Wombats feed at night on native grasses, roots and bark."  # a sentence that stands alone stands alone
+
+
 def test_a_yes_or_no_about_someone_is_decided_by_a_passage_that_mentions_them(workspace):
     with_sources(workspace,
                  lovelace="# Ada Lovelace\n\nAda Lovelace was born in London in 1815. Lovelace wrote notes on the analytical engine.\n",
