@@ -26,6 +26,7 @@ The full conversation stays with the caller.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -245,17 +246,24 @@ class _Candidate:
         """The sentence before, when this one opens by pointing back at it ("All penguins are countershaded ... This is
         for camouflage."): the answer quotes the two together, since "[Penguin] is for camouflage" is not what the source
         says. '' when the sentence stands alone, or the one before is not prose in the same chunk."""
+        return self._antecedent[0]
+
+    @functools.cached_property
+    def _antecedent(self) -> tuple[str, str]:
+        """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
         if not _REFERS_BACK.match(self.sentence):
-            return ""
+            return "", ""
         from llmwiki.chunking import sentence_spans
 
         before = CITATION.sub("", self.chunk_text[: self.offset]).rstrip()
         spans = sentence_spans(before)
         if not spans:
-            return ""
+            return "", ""
         start, end = spans[-1]
         sentence = " ".join(before[start:end].split())
-        return sentence if len(sentence.split()) >= 4 and reads_as_prose(sentence) and not sentence.startswith(("#", "|", "- [")) else ""
+        if len(sentence.split()) < 4 or not reads_as_prose(sentence) or sentence.startswith(("#", "|", "- [")):
+            return "", ""
+        return sentence, before[:start][-400:]
 
 
 def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
@@ -443,10 +451,9 @@ def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[_Cand
 def shown(candidate: _Candidate) -> str:
     """The candidate sentence as an answer shows it, without its citation: after the sentence it points back at, or with
     an opening pronoun resolved."""
-    antecedent = candidate.antecedent
+    antecedent, before = candidate._antecedent
     if antecedent:
-        before = CITATION.sub("", candidate.chunk_text[: candidate.offset]).rstrip()
-        return f"{resolve_opening_pronoun(antecedent, candidate.referent, preceding=before[: -len(antecedent)][-400:])} {candidate.sentence}"
+        return f"{resolve_opening_pronoun(antecedent, candidate.referent, preceding=before)} {candidate.sentence}"
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 

@@ -302,10 +302,9 @@ def _follow_citations(workspace: Workspace, items: list[ContextItem], *, limit: 
     targets = workspace.store.citation_targets(wanted)
     sources = [chunk_id for chunk_id in wanted if chunk_id in targets and targets[chunk_id][0].startswith("sources/")][:limit]
     texts = workspace.store.chunk_texts(sources)
-    documents = {path: workspace.store.document_by_path(path) for path in {targets[chunk_id][0] for chunk_id in sources}}
+    titles = {path: document.title if (document := workspace.store.document_by_path(path)) else None for path in {targets[chunk_id][0] for chunk_id in sources}}
     return [ContextItem(kind="source", label=f"{targets[chunk_id][0]} p.{targets[chunk_id][1]} (cited by the wiki)", text=texts.get(chunk_id, ""),
-                        chunk_id=chunk_id, path=targets[chunk_id][0], page=targets[chunk_id][1],
-                        title=documents[targets[chunk_id][0]].title if documents[targets[chunk_id][0]] else None) for chunk_id in sources]
+                        chunk_id=chunk_id, path=targets[chunk_id][0], page=targets[chunk_id][1], title=titles[targets[chunk_id][0]]) for chunk_id in sources]
 
 
 def read_wiki_page(workspace: Workspace, name: str) -> str:
