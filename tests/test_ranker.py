@@ -194,6 +194,14 @@ def test_hits_count_a_sentence_repeated_by_overlapping_chunks_once():
     distinct = {**repeated, "inputs": ["a", "b", "c key"]}
     assert hits([distinct])["top2"] == 0.0  # control: two distinct sentences ahead of it
 
+
+def test_hits_count_a_first_sentence_that_points_back_as_the_whole_answer():
+    row = {"question": "q", "inputs": ["This a", "b key", "c"], "labels": [False, True, False], "ranking": [0, 1, 2], "scores": [1.0, 0.9, 0.1]}
+    assert hits([row])["top2"] == 1.0  # control: without the flag, "b key" is the second sentence
+    assert hits([{**row, "points_back": [True, False, False]}])["top2"] == 0.0  # "This a" came with the sentence before it
+    second = {**row, "inputs": ["a", "This b key", "c"], "points_back": [False, True, False]}
+    assert hits([second])["top2"] == 0.0  # a second that points back gives way to "c", as the answer quotes it
+
 @pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.ranker.train)")
 def test_the_shipped_ranker_finds_the_sentence_that_answers():
     ranker = load_ranker(DEFAULT_RANKER)

@@ -68,7 +68,7 @@ def collect(workspace, questions: list[dict]) -> list[dict]:
         candidates, ranking = candidate_sentences(workspace, entry["question"])
         rows.append({"question": entry["question"], "set": entry["set"], "inputs": [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates],
                      "labels": [contains_reference(shown(candidate), entry) for candidate in candidates], "ranking": [index for _, index in ranking],
-                     "scores": [score for score, _ in ranking]})
+                     "scores": [score for score, _ in ranking], "points_back": [bool(candidate.antecedent) for candidate in candidates]})
     print(file=sys.stderr)
     return rows
 
@@ -141,6 +141,17 @@ def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float =
     return model, tokenizer
 
 
+def _shown(order: list[int], row: dict) -> list[int]:
+    """The first two places as an answer fills them: distinct sentences, and a first one that points back ("This is
+    ...") is shown with the sentence before it, its label already counting both (``answer.shown``), so it fills both and a
+    second that points back gives way to one that stands alone. Rows collected before ``points_back`` have none."""
+    shown = _distinct(order, row["inputs"])
+    points_back = row.get("points_back") or [False] * len(row["inputs"])
+    if not shown or points_back[shown[0]]:
+        return shown[:1]
+    return shown[:1] + [index for index in shown[1:] if not points_back[index]][:1]
+
+
 def _distinct(order: list[int], inputs: list[str]) -> list[int]:
     """The order without repeats of a sentence, as an answer quotes them. ``answer.hand_ranking`` ranks a sentence
     that overlapping chunks repeat once; pairs kept from before it did still hold the repeats."""
@@ -161,9 +172,9 @@ def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float =
         ranking = list(zip(row["scores"], row["ranking"]))
         probabilities = answer_probabilities(ranker, row["question"], row["inputs"], ranking, ranked=ranked)
         order = [index for _, index in rerank(ranking, probabilities, row_cosines, weight=weight, similarity_weight=similarity_weight)]
-        shown = _distinct(order, row["inputs"])
+        shown = _shown(order, row)
         first += any(row["labels"][index] for index in shown[:1])
-        two += any(row["labels"][index] for index in shown[:2])
+        two += any(row["labels"][index] for index in shown)
     return {"questions": len(rows), "top1": first / max(len(rows), 1), "top2": two / max(len(rows), 1)}
 
 
