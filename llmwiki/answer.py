@@ -248,6 +248,11 @@ class _Candidate:
         says. '' when the sentence stands alone, or the one before is not prose in the same chunk."""
         return self._antecedent[0]
 
+    @property
+    def antecedent_preceding(self) -> str:
+        """The chunk's text before the antecedent: who the antecedent's own opening "he" is ('' without an antecedent)."""
+        return self._antecedent[1]
+
     @functools.cached_property
     def _antecedent(self) -> tuple[str, str]:
         """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
@@ -448,12 +453,31 @@ def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[_Cand
     return candidates, hand_ranking(question, candidates, shape(question))
 
 
+def fill_places(sentences: Sequence[str], antecedents: Sequence[str], count: int) -> list[int]:
+    """Which of the ranked sentences (best first) an answer of ``count`` sentences quotes, by place: each sentence once,
+    and one that points back (its antecedent not '') brings the sentence before it, so it fills two places; a sentence
+    that would overfill the answer gives way to the next that fits, and the first is always quoted. What the answer
+    shows and what bench/ranker.py counts (``ranker.train.hits``)."""
+    chosen: list[int] = []
+    quoted: set[str] = set()
+    filled = 0
+    for place, (sentence, antecedent) in enumerate(zip(sentences, antecedents)):
+        cost = 2 if antecedent else 1
+        if sentence in quoted or antecedent in quoted or (chosen and filled + cost > count):
+            continue
+        chosen.append(place)
+        quoted |= {sentence, antecedent} - {""}
+        filled += cost
+        if filled >= count:
+            break
+    return chosen
+
+
 def shown(candidate: _Candidate) -> str:
     """The candidate sentence as an answer shows it, without its citation: after the sentence it points back at, or with
     an opening pronoun resolved."""
-    antecedent, before = candidate._antecedent
-    if antecedent:
-        return f"{resolve_opening_pronoun(antecedent, candidate.referent, preceding=before)} {candidate.sentence}"
+    if candidate.antecedent:
+        return f"{resolve_opening_pronoun(candidate.antecedent, candidate.referent, preceding=candidate.antecedent_preceding)} {candidate.sentence}"
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 
@@ -520,17 +544,7 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     count = max(sentences, 3) if question_shape.wants_more else sentences
     lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead
     ranked = [candidates[lead]] + [candidate for index, candidate in zip(order, ranked) if index != lead]
-    chosen: list[_Candidate] = []
-    shown_count = 0  # sentences quoted: one that points back brings the one before it
-    for candidate in ranked:
-        quoted = {other.sentence for other in chosen} | {other.antecedent for other in chosen}
-        cost = 2 if candidate.antecedent else 1
-        if candidate.sentence in quoted or candidate.antecedent in quoted - {""} or (chosen and shown_count + cost > count):
-            continue
-        chosen.append(candidate)
-        shown_count += cost
-        if shown_count >= count:
-            break
+    chosen = [ranked[place] for place in fill_places([candidate.sentence for candidate in ranked], [candidate.antecedent for candidate in ranked], count)]
     return ExtractiveReply((" ".join(_quote(candidate) for candidate in chosen) + table_text).strip())
 
 

@@ -3,9 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llmwiki.answer import answer_question
+from llmwiki.answer import MIN_SIMILARITY, answer_question, fill_places
 from llmwiki.backends import ExtractiveBackend
-from llmwiki.answer import MIN_SIMILARITY
 from llmwiki.ranker import (
     DEFAULT_RANKER,
     DEFAULT_SIMILARITY,
@@ -201,6 +200,18 @@ def test_hits_count_a_first_sentence_that_points_back_as_the_whole_answer():
     assert hits([{**row, "points_back": [True, False, False]}])["top2"] == 0.0  # "This a" came with the sentence before it
     second = {**row, "inputs": ["a", "This b key", "c"], "points_back": [False, True, False]}
     assert hits([second])["top2"] == 0.0  # a second that points back gives way to "c", as the answer quotes it
+    recorded = {**row, "antecedents": ["before a", "", ""]}  # rows collected now keep the antecedent's text
+    assert hits([recorded])["top2"] == 0.0
+    assert hits([{**row, "antecedents": ["", "", ""]}])["top2"] == 1.0  # control: nothing points back
+
+
+def test_an_answer_fills_its_places_as_it_quotes():
+    sentences = ["A one.", "This two.", "B three.", "A one.", "C four."]
+    antecedents = ["", "A one.", "", "", ""]
+    assert fill_places(sentences, antecedents, 2) == [0, 2]  # "This two." would overfill; "B three." fits
+    assert fill_places(sentences, antecedents, 3) == [0, 2, 4]  # "This two." brings "A one." again; the repeat is skipped
+    assert fill_places(sentences[1:], antecedents[1:], 2) == [0]  # first and pointing back: it fills both places
+    assert fill_places(["A one.", "A two."], ["", ""], 2) == [0, 1]  # control: two that stand alone
 
 @pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.ranker.train)")
 def test_the_shipped_ranker_finds_the_sentence_that_answers():

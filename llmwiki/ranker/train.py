@@ -68,7 +68,7 @@ def collect(workspace, questions: list[dict]) -> list[dict]:
         candidates, ranking = candidate_sentences(workspace, entry["question"])
         rows.append({"question": entry["question"], "set": entry["set"], "inputs": [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates],
                      "labels": [contains_reference(shown(candidate), entry) for candidate in candidates], "ranking": [index for _, index in ranking],
-                     "scores": [score for score, _ in ranking], "points_back": [bool(candidate.antecedent) for candidate in candidates]})
+                     "scores": [score for score, _ in ranking], "antecedents": [candidate.antecedent for candidate in candidates]})
     print(file=sys.stderr)
     return rows
 
@@ -142,23 +142,18 @@ def train(pairs: list[tuple[str, str, int]], *, epochs: float = 1.0, lr: float =
 
 
 def _shown(order: list[int], row: dict) -> list[int]:
-    """The first two places as an answer fills them: distinct sentences, and a first one that points back ("This is
-    ...") is shown with the sentence before it, its label already counting both (``answer.shown``), so it fills both and a
-    second that points back gives way to one that stands alone. Rows collected before ``points_back`` have none."""
-    shown = _distinct(order, row["inputs"])
-    points_back = row.get("points_back") or [False] * len(row["inputs"])
-    if not shown or points_back[shown[0]]:
-        return shown[:1]
-    return shown[:1] + [index for index in shown[1:] if not points_back[index]][:1]
+    """The first two places as an answer fills them (``answer.fill_places``): distinct sentences, a sentence that points
+    back ("This is ...") shown with the one before it, its label already counting both, so it fills both places. Rows
+    collected with ``points_back`` instead of the antecedents' text stand for each antecedent by its place; rows
+    collected before either have none."""
+    from llmwiki.answer import fill_places
 
-
-def _distinct(order: list[int], inputs: list[str]) -> list[int]:
-    """The order without repeats of a sentence, as an answer quotes them. ``answer.hand_ranking`` ranks a sentence
-    that overlapping chunks repeat once; pairs kept from before it did still hold the repeats."""
-    first_places: dict[str, int] = {}
-    for index in order:
-        first_places.setdefault(inputs[index], index)
-    return list(first_places.values())
+    antecedents = row.get("antecedents")
+    if antecedents is None:
+        points_back = row.get("points_back") or [False] * len(row["inputs"])
+        antecedents = [f"(the sentence before {index})" if back else "" for index, back in enumerate(points_back)]
+    places = fill_places([row["inputs"][index] for index in order], [antecedents[index] for index in order], 2)
+    return [order[place] for place in places]
 
 
 def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float = WEIGHT, cosines: list[dict[int, float]] | None = None,
