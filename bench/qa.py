@@ -12,8 +12,10 @@ same run:
 - fact questions (reference neither yes nor no): the share of answers that
   contain a reference answer (lower case, punctuation and citation marks dropped), overall and
   by the questioner's difficulty, beside the same share for the selected
-  context, the top-1 and top-4 chunks of a plain BM25 search of the sources,
-  then answer and top-1 chunk by the questioner's difficulty and by what
+  context, the ceiling of any answer that quotes the candidate sentences (one
+  of them, or two in a row of one chunk, holds a reference: what a perfect
+  ranking would reach), the top-1 and top-4 chunks of a plain BM25 search of
+  the sources, then answer and top-1 chunk by the questioner's difficulty and by what
   the question asks for (``questions.shape``: who, when, how many, ...);
 - yes/no questions: the share given a verdict, and the share of verdicts
   that match the reference;
@@ -43,7 +45,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.answer import answer_question  # noqa: E402
+from llmwiki.answer import answer_question, candidate_sentences, shown  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
@@ -138,6 +140,11 @@ def main() -> None:
             counts["fact_context"] += contains_reference(context, entry)
             counts["fact_top1"] += top1
             counts["fact_top4"] += top4
+            # What any answer that quotes one or two of the candidate sentences could reach: the ceiling of ranking.
+            candidates, _ = candidate_sentences(workspace, entry["question"])
+            texts = [shown(candidate) for candidate in candidates]
+            pairs = [f"{first} {second}" for first, second, a, b in zip(texts, texts[1:], candidates, candidates[1:]) if a.chunk_id == b.chunk_id]
+            counts["fact_candidates"] += any(contains_reference(text, entry) for text in texts + pairs)
             for row in (by_difficulty[entry["difficulty"]], by_kind[shape(entry["question"]).kind]):
                 row[0] += right
                 row[1] += top1
@@ -174,6 +181,7 @@ def main() -> None:
     print(f"fact questions ({counts['fact']}): answer / selected context / BM25 top-1 chunk / BM25 top-4 chunks contain a reference answer")
     print(f"{'  answer (extractive, product)':<66}{share('fact_right', 'fact'):>8}")
     print(f"{'  selected context':<66}{share('fact_context', 'fact'):>8}")
+    print(f"{'  ceiling: one candidate sentence or two in a row (perfect ranking)':<66}{share('fact_candidates', 'fact'):>8}")
     print(f"{'  reference: BM25 top-1 source chunk':<66}{share('fact_top1', 'fact'):>8}")
     print(f"{'  reference: BM25 top-4 source chunks':<66}{share('fact_top4', 'fact'):>8}")
     for difficulty, (right, top1, asked) in sorted(by_difficulty.items()):

@@ -73,7 +73,7 @@ def _needs(module: str) -> None:
 
 
 def test_every_bench_script_is_covered_here():
-    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "search.py", "sentences.py", "verify.py"}
+    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py"}
     assert {path.name for path in (REPO / "bench").glob("*.py")} == covered
 
 
@@ -88,13 +88,19 @@ def test_bench_ingest_runs_on_a_tiny_corpus(tmp_path):
 
 def test_bench_qa_runs_on_a_tiny_corpus(tmp_path):
     result = _run("qa.py", "--data", _cmu(tmp_path / "S08"), "--cache", tmp_path / "cache")
-    assert "off-topic questions refused" in result.stdout and "fact questions" in result.stdout
+    assert "off-topic questions refused" in result.stdout and "fact questions" in result.stdout and "ceiling: one candidate sentence" in result.stdout
 
 
 def test_bench_ranker_runs_on_a_tiny_corpus(tmp_path):
     result = _run("ranker.py", "--data", _cmu(tmp_path / "S08"), "--workspace", tmp_path / "workspace", "--weights", "1,2")
     assert "hand top-1" in result.stdout and "\nall " in result.stdout
     assert (tmp_path / "workspace" / "ranker-pairs.json").is_file()  # the collected pairs are kept for the next run
+
+
+def test_bench_refusals_runs_on_a_tiny_corpus(tmp_path):
+    result = _run("refusals.py", "--data", _cmu(tmp_path / "S08"), "--cache", tmp_path / "cache")
+    assert "off-topic refused" in result.stdout and "\nall " in result.stdout
+    assert (tmp_path / "cache" / "without-set1" / "wiki" / "index.md").is_file()  # the four workspaces are kept for the next run
 
 
 def test_bench_history_runs_on_a_tiny_corpus(tmp_path):
