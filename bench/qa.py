@@ -45,7 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.answer import answer_question, candidate_sentences, shown  # noqa: E402
+from llmwiki.answer import answer_question, candidate_sentences  # noqa: E402
+from llmwiki.answer import shown as as_shown  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
@@ -142,7 +143,7 @@ def main() -> None:
             counts["fact_top4"] += top4
             # What any answer that quotes one or two of the candidate sentences could reach: the ceiling of ranking.
             candidates, _ = candidate_sentences(workspace, entry["question"])
-            texts = [shown(candidate) for candidate in candidates]
+            texts = [as_shown(candidate) for candidate in candidates]
             pairs = [f"{first} {second}" for first, second, a, b in zip(texts, texts[1:], candidates, candidates[1:]) if a.chunk_id == b.chunk_id]
             counts["fact_candidates"] += any(contains_reference(text, entry) for text in texts + pairs)
             for row in (by_difficulty[entry["difficulty"]], by_kind[shape(entry["question"]).kind]):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from llmwiki import parsing
@@ -108,6 +108,19 @@ def content_words(text: str) -> list[str]:
 def _words(text: str) -> list[str]:
     """``tokens``, without the comma a number token keeps when a clause ends on it ("In 1867, ...")."""
     return [word.rstrip(",") for word in tokens(text)]
+
+
+def names_a_title(question: str, titles: Iterable[str]) -> bool:
+    """Whether the question's content words hold a word of one of the titles: it asks about the subject of one of
+    those documents ("Who assassinated Lincoln?" beside "Abraham Lincoln"; "What do beetles eat?" beside "Beetle";
+    "the Voltaic Pile" beside "Volta": a word of four letters or more that the other begins with counts), not about
+    something they mention in passing."""
+    asked = {stem(word) for word in content_words(without_frame(question))}
+
+    def same(first: str, second: str) -> bool:
+        return first == second or min(len(first), len(second)) >= 4 and (first.startswith(second) or second.startswith(first))
+
+    return any(same(word, named) for title in titles for named in {stem(word) for word in tokens(title)} for word in asked)
 
 
 def question_names(question: str) -> tuple[str, ...]:

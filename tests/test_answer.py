@@ -420,3 +420,20 @@ def test_a_question_about_he_that_names_no_one_is_refused_when_its_words_fit_sev
     beside = answer_question(workspace, "When did he publish the coastal atlas?", open_page=page.relative_to(workspace.root).as_posix(),
                              backend=ExtractiveBackend(), ranker=None, similarity=None)
     assert not beside.refused and "1788" in beside.text.split(" [c")[0]
+
+
+GHANA_BODY = ("Ghana lies on the Gulf of Guinea in West Africa. Its coast is warm and comparatively dry, while the south-west is hot and humid. "
+              "Cocoa grows in the forests of the south.\n")
+COCOA = "# Cocoa trade\n\nTraders ship cocoa from the ports of the Gulf of Guinea to Europe. The harvest falls between October and March.\n"
+
+
+@pytest.mark.parametrize("title, about", [("Ghana", True), ("West African travel notes", False)])
+def test_a_question_about_what_a_page_mentions_in_passing_must_match_more_of_its_words(workspace, title, about):
+    with_sources(workspace, a=f"# {title}\n\n{GHANA_BODY}", b=COCOA)  # the same text, under its subject's name or not
+    climate = answer_question(workspace, "What is the climate of Ghana's coast like?", backend=ExtractiveBackend())
+    if about:  # the page is about Ghana: a question that shares part of its wording is answered from it
+        assert not climate.refused and "warm and comparatively dry" in climate.text.split(" [c")[0]
+    else:  # Ghana is mentioned in passing: "climate" is not there, and the rest is too little
+        assert climate.refused and "climate" in climate.text and not climate.citations
+    where = answer_question(workspace, "Where is Ghana?", backend=ExtractiveBackend())  # control: the words all match either way
+    assert not where.refused and "Gulf of Guinea" in where.text

@@ -7,6 +7,7 @@ from llmwiki import parsing
 from llmwiki.questions import (
     last_people,
     last_person,
+    names_a_title,
     opens_with_pronoun,
     rank_sentences,
     reads_as_prose,
@@ -214,3 +215,11 @@ def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
 ])
 def test_the_names_a_yes_no_question_is_about(question, names):
     assert subject_names(question) == names
+
+
+def test_a_question_names_a_title_by_its_words_or_a_longer_form_of_them():
+    assert names_a_title("Who assassinated Lincoln?", ["Abraham Lincoln", "Ulysses S. Grant"])
+    assert names_a_title("What do beetles eat?", ["Beetle"])  # stems
+    assert names_a_title("Which metals were in the Voltaic Pile?", ["Volta"])  # a longer form of a title word
+    assert not names_a_title("What is the largest city in Romania?", ["Ulysses S. Grant", "Wolf"])  # control: another subject
+    assert not names_a_title("Who was he?", ["The Age"])  # words of three letters or fewer must match whole
