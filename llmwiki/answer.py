@@ -46,9 +46,9 @@ from llmwiki.pages import (
 )
 from llmwiki.questions import (
     QUESTION_FRAME,
-    names_a_title,
     content_words,
     has_pronoun,
+    names_a_title,
     question_names,
     rank_sentences,
     reads_as_prose,
