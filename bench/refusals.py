@@ -20,7 +20,6 @@ questions and the answerable figures may flatter the rule a little.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -33,26 +32,7 @@ from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
 from llmwiki.ranker.cmuqa import contains_reference, load_questions, reference_kind  # noqa: E402
-from llmwiki.workspace import Workspace  # noqa: E402
-
-SETS = ("set1", "set2", "set3", "set4")
-
-
-def workspace_without(data: Path, cache: Path, held_out: str) -> Workspace:
-    """A workspace of every S08 set but ``held_out`` (built once, kept in ``cache``)."""
-    from llmwiki.wiki import ingest_paths
-
-    folder = cache / f"without-{held_out}"
-    if (folder / "wiki" / "index.md").is_file():
-        return Workspace.open(folder)
-    shutil.rmtree(folder, ignore_errors=True)
-    workspace = Workspace.init(folder, git=False)
-    for name in SETS:
-        if name != held_out:
-            for article in sorted((data / "data" / name).glob("a*.txt")):
-                shutil.copyfile(article, workspace.sources_dir / f"{name}-{article.name}")
-    ingest_paths(workspace)
-    return workspace
+from llmwiki.ranker.train import SETS, build_workspace  # noqa: E402
 
 
 def main() -> None:
@@ -70,7 +50,7 @@ def main() -> None:
     # per held-out set: off-topic refused, off-topic asked, answerable refused, answerable asked, fact right, fact asked
     counts: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
     for held_out in SETS:
-        workspace = workspace_without(args.data, args.cache, held_out)
+        workspace = build_workspace(args.data, args.cache / f"without-{held_out}", tuple(name for name in SETS if name != held_out))
         verifier = workspace.verifier()
         row = counts[held_out]
         for number, entry in enumerate(questions, start=1):

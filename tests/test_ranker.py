@@ -213,6 +213,7 @@ def test_an_answer_fills_its_places_as_it_quotes():
     assert fill_places(sentences[1:], antecedents[1:], 2) == [0]  # first and pointing back: it fills both places
     assert fill_places(["A one.", "A two."], ["", ""], 2) == [0, 1]  # control: two that stand alone
 
+
 @pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.ranker.train)")
 def test_the_shipped_ranker_finds_the_sentence_that_answers():
     ranker = load_ranker(DEFAULT_RANKER)

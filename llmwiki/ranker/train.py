@@ -41,8 +41,8 @@ HARD_NEGATIVES = 6
 OTHER_NEGATIVES = 2
 
 
-def build_workspace(data: Path, folder: Path):
-    """A workspace of every S08 article (kept in ``folder`` between runs)."""
+def build_workspace(data: Path, folder: Path, sets: tuple[str, ...] = SETS):
+    """A workspace of the S08 articles of ``sets`` (all four by default), kept in ``folder`` between runs."""
     from llmwiki.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
@@ -50,7 +50,7 @@ def build_workspace(data: Path, folder: Path):
         return Workspace.open(folder)
     shutil.rmtree(folder, ignore_errors=True)
     workspace = Workspace.init(folder, git=False)
-    for name in SETS:
+    for name in sets:
         for article in sorted((data / "data" / name).glob("a*.txt")):
             shutil.copyfile(article, workspace.sources_dir / f"{name}-{article.name}")
     ingest_paths(workspace)
