@@ -143,7 +143,7 @@ def concurrent_writers(articles: list[Path]) -> None:
     import subprocess
 
     from llmwiki.pgserver import ServerUnavailable, start_cluster
-    from llmwiki.pgstore import PostgresStore
+    from llmwiki.store.postgres_store import PostgresStore
 
     try:
         cluster = start_cluster()

@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from llmwiki.records import Chunk, PageText  # noqa: E402
 from llmwiki.search import SearchIndex, search_cache_path  # noqa: E402
-from llmwiki.store import Store, fts_english_stopwords, load_fts  # noqa: E402
+from llmwiki.store.duckdb_store import DuckDBStore, fts_english_stopwords, load_fts  # noqa: E402
 
 
 def parse_blocks(text: str) -> list[dict[str, str]]:
@@ -120,9 +120,9 @@ def timed_load(store, texts: dict[str, str], chunks_per_document: int):
     return store, time.perf_counter() - started
 
 
-def build_store(folder: Path, texts: dict[str, str], *, chunks_per_document: int = 1) -> tuple[Store, float]:
+def build_store(folder: Path, texts: dict[str, str], *, chunks_per_document: int = 1) -> tuple[DuckDBStore, float]:
     """A DuckDB store whose documents hold chunks_per_document chunks each, one text a chunk."""
-    return timed_load(Store(folder / "store.duckdb", lock_timeout_s=60), texts, chunks_per_document)
+    return timed_load(DuckDBStore(folder / "store.duckdb", lock_timeout_s=60), texts, chunks_per_document)
 
 
 def fts5_engine(texts: dict[str, str], stopwords: set[str]):
@@ -165,7 +165,7 @@ def bm25s_engine(texts: dict[str, str]):
     return query, build
 
 
-def duckdb_fts_engine(store: Store):
+def duckdb_fts_engine(store: DuckDBStore):
     started = time.perf_counter()
     with store.connect() as conn:
         load_fts(conn)  # from its package file: a fresh clone has nothing installed in ~/.duckdb
@@ -190,7 +190,7 @@ def duckdb_fts_engine(store: Store):
     return query, build
 
 
-def llmwiki_engine(store: Store, mode: str):
+def llmwiki_engine(store, mode: str):
     index = SearchIndex(store)
 
     def query(text: str, limit: int) -> list[str]:
@@ -201,7 +201,7 @@ def llmwiki_engine(store: Store, mode: str):
 
 def build_postgres_store(url: str, texts: dict[str, str], *, chunks_per_document: int = 1):
     """The same documents as build_store, in a PostgreSQL store; (store, seconds)."""
-    from llmwiki.pgstore import PostgresStore
+    from llmwiki.store.postgres_store import PostgresStore
 
     return timed_load(PostgresStore(url, lock_timeout_s=60), texts, chunks_per_document)
 
@@ -265,7 +265,7 @@ def main() -> None:
         run(args, texts, queries, judgments, stopwords, cluster)
     finally:
         if cluster is not None:
-            from llmwiki.pgstore import PostgresStore
+            from llmwiki.store.postgres_store import PostgresStore
 
             PostgresStore.close_pools()
             cluster.stop()

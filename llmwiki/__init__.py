@@ -8,8 +8,9 @@ The package in layers; a module imports only from its own layer or below
    (git), ``backends`` (answer models), ``embeddings``, ``datasets``,
    ``tracing``, ``verify.nli`` and the pure checks of ``verify``, ``questions``,
    ``ranker`` (the answer ranker model) and its CMU QA reader, ``pgserver`` (a throwaway PostgreSQL server for tests and benchmarks)
-2. the stores, the only modules with SQL: ``store`` (embedded DuckDB, the
-   default) and ``pgstore`` (a shared PostgreSQL database, ``[store] url``)
+2. ``store``, the only package with SQL: one contract (``store.contract``) over the
+   embedded DuckDB default (``store.duckdb_store``) and a shared PostgreSQL database
+   (``store.postgres_store``, ``[store] url``), one schema (``store.schema``)
 3. ``workspace``: a folder's paths, settings and handles (store, backend, verifier)
 4. read and derive: ``search`` (BM25 over stored chunks), ``ingest`` (files ->
    stored documents and chunks), ``generate`` (stored chunks -> page texts)

@@ -290,7 +290,7 @@ def rebuild_store(workspace: Workspace, *, on_progress: ProgressCallback | None 
     No model is called. Returns counts of what was indexed.
     """
     store = workspace.store
-    if not store.local:
+    if not store.rebuilds_from_files:
         msg = (
             f"{store.path}: a shared PostgreSQL store is not emptied and rebuilt from one workspace's files "
             "(other workspaces' documents are in it too). Bring it back from the server's backups (pg_dump, point-in-time recovery); "

@@ -95,7 +95,7 @@ def operation(workspace: Workspace, name: str, *, keep_store_copy: bool = True, 
             before = workspace.state_dir / BEFORE_FILE
             for leftover in (before, before.with_name(before.name + ".wal")):  # a copy a crash cut short
                 leftover.unlink(missing_ok=True)
-            if keep_store_copy and workspace.store.local:  # a shared server store is not copied per operation
+            if keep_store_copy and workspace.store.supports_snapshots:  # a shared server store is not copied per operation
                 workspace.store.copy_to(before)
             journal.save()
             try:

@@ -226,7 +226,7 @@ def restore(workspace: Workspace, revision: str) -> RestoreReport:
     if not history.is_repository(workspace.root):
         raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository), so there is nothing to restore.")
     target = history.resolve(workspace.root, revision)
-    if not workspace.store.local:
+    if not workspace.store.rebuilds_from_files:
         msg = (
             f"{workspace.root}: its store is a shared PostgreSQL database ({workspace.store.path}), which `llmwiki restore` does not roll back "
             "under the other workspaces. Restore the database from the server's backups; `git restore` brings this workspace's files back."
@@ -293,17 +293,16 @@ def move_store(workspace: Workspace, url: str, *, on_table=None) -> StoreMove:
     references, verifications, embeddings; ids kept, so citations hold), check every count, and point
     wiki_config.toml at it. Nothing is written to the config unless every count agrees."""
     from llmwiki.config import CONFIG_FILENAME, StoreConfig, set_store_url
-    from llmwiki.pgstore import PostgresStore
-    from llmwiki.store import CONTENT_TABLES
+    from llmwiki.store import CONTENT_TABLES, open_store
 
     try:
         StoreConfig(url=url)
     except ValueError as err:
         raise MaintenanceError(f"{url}: {err.errors()[0]['msg'].removeprefix('Value error, ')}.") from None
     source = workspace.store
-    if not source.local:
+    if source.searches_in_server:
         raise MaintenanceError(f"{workspace.root}: its store is already on a server ({source.path}).")
-    target = PostgresStore(url, lock_timeout_s=workspace.config.store.lock_timeout_s)
+    target = open_store(path=None, url=url, lock_timeout_s=workspace.config.store.lock_timeout_s)
     with workspace.write_lock():
         expected = source.row_counts()
         copied = target.load_tables([(table, *source.table_rows(table)) for table in CONTENT_TABLES], on_table=on_table)

@@ -40,18 +40,16 @@ import numpy as np
 import pyarrow as pa
 import Stemmer
 
-from llmwiki import store as store_module
 from llmwiki.embeddings import Embedder
 from llmwiki.records import BREADCRUMB_SEPARATOR
-from llmwiki.pgstore import PostgresStore
+from llmwiki.store import BM25_B as B
+from llmwiki.store import BM25_K1 as K1
 from llmwiki.store import Store
 from llmwiki.workspace import Workspace
 
 Scope = Literal["wiki", "sources", "all"]
 Mode = Literal["auto", "all", "any"]
 SCOPES: tuple[str, ...] = ("wiki", "sources", "all")
-K1 = 1.2
-B = 0.75
 RRF_K = 60
 FUSION_DEPTH = 100
 MAX_QUERY_CHARS = 20_000
@@ -280,20 +278,20 @@ class _Snapshot:
             self._alphabet, self._alphabet_size = frozenset("".join(self.vocabulary)), len(self.vocabulary)
         return sorted(known for known in one_slip(term, self._alphabet) if known in self.vocabulary)
 
-    def refresh(self, conn, cache: Path | None = None) -> None:
+    def refresh(self, reader, cache: Path | None = None) -> None:
         """Bring the copy up to the store's digest: incrementally where it can, else in full.
 
         cache: a file of the postings next to the store (see ``_read_cache``); a new process
         starts from it when it matches the store, and a full load writes it.
         """
-        digest = store_module.search_digest(conn)
+        digest = reader.digest()
         if digest == self.digest:
             return
         if not self.stopwords:
-            self.stopwords = store_module.search_stopwords(conn)
+            self.stopwords = reader.stopwords()
         if self.digest is None and cache is not None:
             self._read_cache(cache, digest)
-        flags = store_module.search_chunk_flags(conn)
+        flags = reader.chunk_flags()
         chunk_ids = flags.column("id").to_numpy()
         previous_max = int(self.chunk_ids[-1]) if len(self.chunk_ids) else 0
         # The display columns are read whole when there are none yet (a new copy, or postings read from the cache),
@@ -308,17 +306,17 @@ class _Snapshot:
                 self.columns = _positions(chunk_ids, self.chunk_ids[self.columns[keep]])
                 if not display_whole:
                     self.display = self.display.filter(pa.array(kept))
-            self._merge(store_module.search_postings(conn, after_chunk_id=previous_max), chunk_ids)
+            self._merge(reader.postings(after_chunk_id=previous_max), chunk_ids)
             incremental = len(self.posting_term) == digest[3]  # else some write the merge cannot follow: load in full
         if not incremental:
-            self._load_all(store_module.search_postings(conn, by_term=True), chunk_ids)
+            self._load_all(reader.postings(by_term=True), chunk_ids)
             self.full_loads += 1
             display_whole = True
         else:
             self.incremental_loads += 1
-        added = store_module.search_chunk_display(conn, after_chunk_id=0 if display_whole else previous_max, preview_chars=self.PREVIEW_CHARS)
+        added = reader.chunk_display(after_chunk_id=0 if display_whole else previous_max, preview_chars=self.PREVIEW_CHARS)
         self.display = added.combine_chunks() if display_whole else pa.concat_tables([self.display, added]).combine_chunks()
-        self.documents = store_module.search_documents(conn)
+        self.documents = reader.documents()
         self.chunk_ids = chunk_ids
         self.searchable = flags.column("searchable").to_numpy(zero_copy_only=False).astype(bool)
         self.is_wiki = flags.column("is_wiki").to_numpy(zero_copy_only=False).astype(bool)
@@ -327,7 +325,7 @@ class _Snapshot:
         self.indptr = np.concatenate(([0], np.cumsum(np.bincount(self.posting_term, minlength=len(self.vocabulary))))).astype(np.int64)
         self._weigh()
         if self.embedding_model is not None:
-            self._load_vectors(conn)
+            self._load_vectors(reader)
         self.loaded, self.digest = True, digest
         if cache is not None and digest != self.cached_digest and (not incremental or len(self.posting_term) <= CACHE_REWRITE_POSTINGS):
             self._write_cache(cache)
@@ -373,14 +371,14 @@ class _Snapshot:
         self.columns = _positions(chunk_ids, postings.column("chunk_id").to_numpy())
         self.posting_tf = postings.column("tf").to_numpy().astype(np.float32)
 
-    def want_vectors(self, conn, model: str) -> None:
+    def want_vectors(self, reader, model: str) -> None:
         """Keep vectors of model in memory from now on (loaded now if needed)."""
         if self.embedding_model != model:
             self.embedding_model = model
-            self._load_vectors(conn)
+            self._load_vectors(reader)
 
-    def _load_vectors(self, conn) -> None:
-        chunk_ids, vectors = store_module.search_embeddings(conn, model=self.embedding_model)
+    def _load_vectors(self, reader) -> None:
+        chunk_ids, vectors = reader.embeddings(model=self.embedding_model)
         if not chunk_ids:
             self.vectors, self.has_vector = None, np.zeros(len(self.chunk_ids), dtype=bool)
             return
@@ -478,9 +476,9 @@ class SearchIndex:
         self._lock = threading.Lock()
 
     @classmethod
-    def for_store(cls, store: Store | PostgresStore) -> SearchIndex | ServerSearch:
+    def for_store(cls, store: Store) -> SearchIndex | ServerSearch:
         """The process-wide index of a store file (a PostgreSQL store searches in the server)."""
-        if not store.local:
+        if store.searches_in_server:
             return ServerSearch(store)
         key = f"memory:{id(store)}" if store.in_memory else str(store.path.resolve())
         with cls._registry_lock:
@@ -564,8 +562,8 @@ class SearchIndex:
         with self._lock:
             stamp = _file_stamp(self.store.path)
             if stamp != self._stamp or self._snapshot.digest is None or self.store.in_memory:  # no file to stamp: ask the digest
-                with self.store.connect() as conn:
-                    self._snapshot.refresh(conn, cache=None if self.store.in_memory else search_cache_path(self.store.path))
+                with self.store.postings() as reader:
+                    self._snapshot.refresh(reader, cache=None if self.store.in_memory else search_cache_path(self.store.path))
                 self._stamp = _file_stamp(self.store.path)
             return self._snapshot
 
@@ -592,8 +590,8 @@ class SearchIndex:
         limit = max(int(limit), 0)
         snapshot = self._current()
         if embedder is not None and snapshot.embedding_model != embedder.name:
-            with self._lock, self.store.connect() as conn:
-                snapshot.want_vectors(conn, embedder.name)
+            with self._lock, self.store.postings() as reader:
+                snapshot.want_vectors(reader, embedder.name)
         terms = analyze((query or "")[:MAX_QUERY_CHARS], snapshot.stopwords)
         mask = snapshot.in_scope(scope)
         total_count = int(mask.sum())
@@ -651,7 +649,7 @@ class ServerSearch:
     _vectors: dict[tuple[str, str], _ServerVectors] = {}
     _vectors_lock = threading.Lock()
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
 
     def _vectors_of(self, model: str) -> _ServerVectors:
@@ -779,7 +777,7 @@ class _ServerVectors:
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self._lock = threading.Lock()
 
-    def refresh(self, store: PostgresStore) -> None:
+    def refresh(self, store: Store) -> None:
         with self._lock:
             signature = store.embedding_signature(self.model)
             if signature == self.signature:
@@ -813,7 +811,9 @@ class _ServerVectors:
 @functools.cache
 def _english_stopwords() -> frozenset[str]:
     """DuckDB FTS's English stopword list (what the DuckDB store leaves out), read once per process."""
-    return frozenset(store_module.fts_english_stopwords())
+    from llmwiki.store.duckdb_store import fts_english_stopwords
+
+    return frozenset(fts_english_stopwords())
 
 
 def preview(text: str, preview_chars: int) -> str:

@@ -60,7 +60,7 @@ def snapshot_folder(workspace: Workspace) -> Path:
 
 def take_snapshot(workspace: Workspace, commit: str | None) -> Snapshot | None:
     """Copy the store as it is now, under the commit's id; prune old snapshots."""
-    if not commit or not workspace.config.history.snapshots or not workspace.store.local:  # a server store has the server's backups
+    if not commit or not workspace.config.history.snapshots or not workspace.store.supports_snapshots:  # a server store has the server's backups
         return None
     folder = snapshot_folder(workspace)
     folder.mkdir(parents=True, exist_ok=True)
@@ -169,7 +169,7 @@ def restore_to(workspace: Workspace, target: str) -> RestoreReport:
 def store_problem(workspace: Workspace) -> str | None:
     """Why the store cannot be used as it is (damaged, or missing while the wiki has pages), with the fix; None when it can."""
     store = workspace.store
-    if not store.local:  # a server store: connection problems name themselves at the first query
+    if not store.supports_snapshots:  # a server store: connection problems name themselves at the first query
         return None
     if not store.exists():
         pages = sum(1 for path in workspace.wiki_dir.rglob("*.md") if path.parent != workspace.wiki_dir)
@@ -215,7 +215,6 @@ def recover_store(workspace: Workspace, *, on_progress: ProgressCallback | None 
         wal = store.path.with_name(store.path.name + ".wal")
         if wal.exists():
             os.replace(wal, moved_to.with_name(moved_to.name + ".wal"))
-    store.forget_migrated()
     store.migrate()  # a fresh, empty store
     head = history.head(workspace.root)
     snapshot, _ = usable(workspace, head) if head else (None, "")

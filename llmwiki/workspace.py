@@ -21,8 +21,7 @@ from pathlib import Path
 
 from llmwiki.config import CONFIG_FILENAME, DEFAULT_CONFIG_TOML, WikiConfig, load_config
 from llmwiki.errors import WorkspaceError
-from llmwiki.pgstore import PostgresStore
-from llmwiki.store import Store
+from llmwiki.store import Store, open_store
 
 STATE_DIRNAME = ".llmwiki"
 WIKI_FILES = {
@@ -120,12 +119,10 @@ class Workspace:
     def state_dir(self) -> Path:
         return self.root / STATE_DIRNAME
 
-    @property
-    def store(self) -> Store | PostgresStore:
-        """The embedded DuckDB file, or the PostgreSQL database ``[store] url`` names."""
-        if self.config.store.url:
-            return PostgresStore(self.config.store.url, lock_timeout_s=self.config.store.lock_timeout_s)
-        return Store(self.state_dir / "store.duckdb", lock_timeout_s=self.config.store.lock_timeout_s)
+    @functools.cached_property
+    def store(self) -> Store:
+        """The embedded DuckDB file, or the PostgreSQL database ``[store] url`` names (one per workspace object)."""
+        return open_store(path=self.state_dir / "store.duckdb", url=self.config.store.url, lock_timeout_s=self.config.store.lock_timeout_s)
 
     def relative(self, path: Path | str) -> str:
         """A path's POSIX form relative to the root; refuses anything outside it."""

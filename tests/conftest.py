@@ -54,7 +54,7 @@ def postgres_cluster():
             pytest.fail(f"PostgreSQL is required (LLMWIKI_REQUIRE_POSTGRES) but cannot start: {err}")
         pytest.skip(f"PostgreSQL is not available here ({err}); .ci/run installs it")
     yield cluster
-    from llmwiki.pgstore import PostgresStore
+    from llmwiki.store.postgres_store import PostgresStore
 
     PostgresStore.close_pools()
     cluster.stop()
@@ -66,7 +66,7 @@ _databases = iter(range(1, 1_000_000))
 @pytest.fixture
 def postgres_url(postgres_cluster):
     """A new empty database on the session's server; its pooled connections are closed after the test."""
-    from llmwiki.pgstore import PostgresStore
+    from llmwiki.store.postgres_store import PostgresStore
 
     url = postgres_cluster.create_database(f"test_{next(_databases)}")
     yield url

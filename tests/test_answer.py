@@ -244,9 +244,9 @@ def test_a_misspelled_name_is_read_as_the_one_the_sources_have_and_the_answer_sa
 
 def test_index_corrections_touch_names_and_words_that_are_no_english_word():
     from llmwiki.search import SearchIndex
-    from llmwiki.store import Store
+    from llmwiki.store.duckdb_store import DuckDBStore
 
-    store = Store(":memory:")
+    store = DuckDBStore(":memory:")
     from llmwiki.records import Chunk, PageText
 
     text = "Becquerel studied uranium salts in Paris. Becquerel found radioactivity."

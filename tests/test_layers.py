@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from conftest import REPO
@@ -12,7 +13,11 @@ LAYERS = (
     {"errors", "records", "tracing", "prompts", "failpoints", "config", "models", "history", "pages", "chunking", "parsing", "extract",
      "backends", "datasets", "embeddings", "notebook_args", "questions", "verify.lexicon", "verify.facts", "verify.calibrate",
      "verify.changes", "verify.train", "verify.nli", "ranker", "ranker.cmuqa", "pgserver"},
-    {"store", "pgstore"},
+    {"store.dialect"},
+    {"store.schema"},
+    {"store.contract"},
+    {"store.duckdb_store", "store.postgres_store"},
+    {"store"},
     {"workspace"},
     {"search", "ingest", "generate"},
     {"snapshots"},
@@ -119,17 +124,27 @@ def test_the_layer_check_finds_an_upward_import_and_passes_a_downward_one():
     assert upward({"low": set(), "high": {"low"}}, layers) == []
 
 
-# SQL lives in the two stores (and the throwaway server's CREATE DATABASE); DuckDB only in its store.
-SQL_MODULES = {"store.py", "pgstore.py", "pgserver.py"}
+# SQL lives in the store package (and the throwaway server's CREATE DATABASE); DuckDB only in its adapter.
+STORE = PACKAGE / "store"
 
 
-def test_duckdb_and_sql_live_only_in_the_stores():
-    for name in ("store.py", "pgstore.py"):  # the control: the check sees SQL where it is
-        assert ".execute(" in (PACKAGE / name).read_text(encoding="utf-8")
-    assert "import duckdb" in (PACKAGE / "store.py").read_text(encoding="utf-8")
+def test_duckdb_and_sql_live_only_in_the_store_package():
+    for path in (STORE / "contract.py", STORE / "duckdb_store.py", STORE / "postgres_store.py"):  # the control: the check sees SQL where it is
+        assert ".execute(" in path.read_text(encoding="utf-8")
+    assert "import duckdb" in (STORE / "duckdb_store.py").read_text(encoding="utf-8")
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        if ("import duckdb" in text and path.name != "store.py") or (".execute(" in text and path.name not in SQL_MODULES):
+        in_store = path.parent == STORE
+        if ("import duckdb" in text and path.name != "duckdb_store.py") or (".execute(" in text and not in_store and path.name != "pgserver.py"):
             offenders.append(path.relative_to(REPO).as_posix())
+    assert offenders == []
+
+
+def test_no_caller_asks_a_store_what_kind_it_is():
+    """Callers ask a store for a capability (supports_snapshots, rebuilds_from_files, searches_in_server), never its type."""
+    pattern = re.compile(r"store\.local\b|isinstance\([^)]*(DuckDBStore|PostgresStore)|type\([^)]*store[^)]*\)\.__name__")
+    assert pattern.search("if not store.local:") and pattern.search("isinstance(store, PostgresStore)")  # control
+    offenders = [path.relative_to(REPO).as_posix() for path in PACKAGE.rglob("*.py")
+                 if path.parent != STORE and pattern.search(path.read_text(encoding="utf-8"))]
     assert offenders == []

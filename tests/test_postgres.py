@@ -30,7 +30,7 @@ DOCS = {
 QUERIES = [
     "kelp forest", "otters kelp", "kelp volta", "what did I say?", "narwhal", "1,234", "Angoulême", "urchins tools",
     "\"Kelp Forest\"", "-", "otters OR volta", "zinc copper discs pile",
-    " ".join(f"unknown{number}" for number in range(40)) + " otters kelp urchins",  # past pgstore._FEW_TERMS: places by a join
+    " ".join(f"unknown{number}" for number in range(40)) + " otters kelp urchins",  # past postgres_store._FEW_TERMS: places by a join
 ]
 
 
@@ -62,7 +62,7 @@ def test_search_reports_the_same_honest_cases_on_both_stores(tmp_path, postgres_
 
 
 def test_a_long_question_ranks_as_its_known_terms_do(tmp_path, postgres_url):
-    from llmwiki.pgstore import _FEW_TERMS
+    from llmwiki.store.postgres_store import _FEW_TERMS
 
     workspace = _two_workspaces(tmp_path, postgres_url)["postgresql"]
     known = "otters kelp urchins"
@@ -131,7 +131,7 @@ def test_a_url_with_a_password_is_refused_and_one_without_is_kept(tmp_path):
 
 
 def test_an_edit_based_on_an_old_version_is_refused(postgres_url):
-    from llmwiki.pgstore import PostgresStore
+    from llmwiki.store.postgres_store import PostgresStore
 
     store = PostgresStore(postgres_url)
     document = store.begin_document(path="wiki/a.md", kind="wiki", size_bytes=1, mtime=0.0)
@@ -221,50 +221,12 @@ def test_an_existing_workspace_moves_to_postgresql_with_every_count_equal(wiki, 
     assert moved.store.row_counts() == before
 
 
-# What only the embedded store offers: whole-file copies and loads (snapshots), reading its tables out, and
-# the error for a damaged file.
-DUCKDB_ONLY = {"copy_to", "load_from", "migrations_in", "table_rows", "damaged"}
-
-
-def missing_operations(reference: type, other: type, *, leave=frozenset()) -> list[str]:
-    """Public methods of reference that other lacks or takes other parameters for (other may add keyword-only ones)."""
-    import inspect
-
-    problems = []
-    for name, member in inspect.getmembers(reference):
-        if name.startswith("_") or name in leave or not callable(member):
-            continue
-        theirs = getattr(other, name, None)
-        if theirs is None:
-            problems.append(f"{name}: missing")
-            continue
-        ours = [p for p in inspect.signature(member).parameters.values() if p.kind is not p.KEYWORD_ONLY or p.default is p.empty]
-        their_parameters = inspect.signature(theirs).parameters
-        if any(p.name not in their_parameters for p in ours):
-            problems.append(f"{name}: other parameters")
-    return problems
-
-
-def test_both_stores_offer_the_same_operations():
-    from llmwiki.pgstore import PostgresStore
-    from llmwiki.store import Store
-
-    assert missing_operations(Store, PostgresStore, leave=DUCKDB_ONLY) == []
-
-    class Partial:  # the control: a store without verification storage is caught
-        def save_verification(self, page_id, *, body_hash):
-            pass
-
-    problems = missing_operations(Store, Partial, leave=DUCKDB_ONLY)
-    assert "latest_verification: missing" in problems and "save_verification: other parameters" in problems
-
-
 def test_bm25_over_packed_postings_matches_the_formula_and_breaks_ties_by_chunk():
     import math
 
     import numpy as np
 
-    from llmwiki.pgstore import _POSTING, B, K1, _Postings
+    from llmwiki.store.postgres_store import _POSTING, B, K1, _Postings
 
     # (term place, chunk, tf, length, flags): chunks 7 and 3 tie; chunk 9 is out of scope; chunk 5 is not admitted
     rows = [(1, 7, 2, 10, 3), (1, 3, 2, 10, 3), (2, 3, 1, 10, 3), (2, 7, 1, 10, 3), (1, 9, 5, 10, 2), (2, 5, 1, 20, 1), (1, 11, 1, 40, 3)]

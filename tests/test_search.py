@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from llmwiki.ingest import ingest_file
 from llmwiki.search import SearchIndex, search, search_cache_path
-from llmwiki.store import load_fts
+from llmwiki.store.duckdb_store import load_fts
 
 DOCS = {
     "sources/otters.md": "# Otters\n\nSea otters float on kelp and eat urchins. Otters live in holts.\n",
@@ -185,14 +185,12 @@ def test_python_query_analyzer_matches_the_sql_index_analyzer(workspace, text):
     in 3.11, are letters to DuckDB's RE2 but not to Python, so they are left out.)
     """
     from llmwiki.search import analyze as analyze_query
-    from llmwiki.store import analyze as analyze_sql
-    from llmwiki.store import search_stopwords
 
     import unicodedata
 
     text = unicodedata.normalize("NFC", text.replace("\x00", ""))
-    with workspace.store.connect() as conn:
-        assert analyze_query(text, search_stopwords(conn)) == analyze_sql(conn, text)
+    with workspace.store.postings() as reader:
+        assert analyze_query(text, reader.stopwords()) == reader.analyze(text)
 
 
 @pytest.mark.duckdb_only  # the in-process index (reloads, DuckDB's analyzer, embeddings); PostgreSQL: tests/test_postgres.py

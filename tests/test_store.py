@@ -9,7 +9,8 @@ import pytest
 
 from llmwiki.errors import StoreLockedError
 from llmwiki.records import Chunk, PageText
-from llmwiki.store import MIGRATIONS, Store
+from llmwiki.store import MIGRATIONS
+from llmwiki.store.duckdb_store import DuckDBStore as Store
 
 
 def test_migrations_are_recorded_and_applied_once(tmp_path):
@@ -19,38 +20,29 @@ def test_migrations_are_recorded_and_applied_once(tmp_path):
         tables = {row[0] for row in conn.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert recorded == [(index, migration.__name__) for index, migration in enumerate(MIGRATIONS, start=1)]
     assert {"documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences"} <= tables
-    Store._migrated.clear()  # as if a new process opened the same file
-    with store.connect() as conn:
+    with Store(tmp_path / "s.duckdb").connect() as conn:  # as if a new process opened the same file
         assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
 
 
-def test_a_store_from_before_migration_4_upgrades_and_keeps_its_verifications(tmp_path, monkeypatch):
-    import llmwiki.store as store_module
-
+def test_a_store_from_before_migration_4_upgrades_and_keeps_its_verifications(tmp_path):
     path = tmp_path / "s.duckdb"
-    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:3])  # a store written by the previous release
-    with Store(path).connect() as conn:
+    with Store(path, migrations=MIGRATIONS[:3]).connect() as conn:  # a store written by the previous release
         conn.execute("INSERT INTO page_verifications (page_id, body_hash, source_hashes, model, threshold, started_at) VALUES (1, 'h', '{}', 'm', 0.5, now())")
         verification = conn.execute("SELECT max(id) FROM page_verifications").fetchone()[0]
         conn.execute("INSERT INTO verification_sentences VALUES (?, 0, 'A sentence.', 0, 11, 0.9, 0.1, 'An excerpt.', NULL, 1, NULL)", [verification])
-    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
-    Store._migrated.clear()  # the new release opens it
-    upgraded = Store(path).latest_verification(1)
+    upgraded = Store(path).latest_verification(1)  # the new release opens it
     assert upgraded is not None and upgraded[0]["method"] == "sentence" and upgraded[1][0]["weakest_clause"] is None
     assert upgraded[1][0]["p_entailment"] == 0.9
-    Store._migrated.clear()  # and again in a later process: the ALTERs are in the file, not left in the WAL to replay
+    # and again in a later process: the ALTERs are in the file, not left in the WAL to replay
     assert Store(path).latest_verification(1)[0]["method"] == "sentence"
 
 
-def test_a_store_from_before_migration_6_loses_the_postings_index_and_keeps_every_posting(tmp_path, monkeypatch):
-    import llmwiki.store as store_module
-
+def test_a_store_from_before_migration_6_loses_the_postings_index_and_keeps_every_posting(tmp_path):
     def postings_indexes(conn):
         return [row[0] for row in conn.execute("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'chunk_terms'").fetchall()]
 
     path = tmp_path / "s.duckdb"
-    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:5])
-    old = Store(path)
+    old = Store(path, migrations=MIGRATIONS[:5])
     for name in ("otters", "kelp"):
         handle = old.begin_document(path=f"sources/{name}.md", kind="source", size_bytes=10, mtime=0.0)
         text = f"{name.title()} live along the coast. Sea {name} are common."
@@ -59,8 +51,6 @@ def test_a_store_from_before_migration_6_loses_the_postings_index_and_keeps_ever
     with old.connect() as conn:
         assert postings_indexes(conn) == ["chunk_terms_chunk"]  # control: the previous release had it
         before = conn.execute("SELECT chunk_id, term, tf FROM chunk_terms ORDER BY ALL").fetchall()
-    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
-    Store._migrated.clear()
     upgraded = Store(path)
     with upgraded.connect() as conn:
         assert postings_indexes(conn) == []
