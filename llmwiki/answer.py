@@ -62,14 +62,15 @@ from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarit
 from llmwiki.search import preview, search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
-from llmwiki.verify.facts import name_words, stem, tokens
+from llmwiki.text import DEMONSTRATIVES, PERSONAL_PRONOUNS, alternation, stem, tokens
+from llmwiki.verify.facts import name_words
 from llmwiki.workspace import Workspace
 
 NOTHING_SELECTED = "The sources do not say: nothing in the wiki or the sources matches this question. "
 NOT_SUPPORTED = "The sources do not say."
 _TABLE_BLOCK = re.compile(r"(?:^\|.*\|[ \t]*\n){6,}", re.MULTILINE)
 _DEFAULT = object()  # "the workspace's", where None means "none"
-_FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|also|then|but|same|and in|in)\b|\b(it|its|they|them|their|that|those|this|he|she|his|her)\b", re.IGNORECASE)
+_FOLLOW_UP = re.compile(rf"^\s*(and|what about|how about|also|then|but|same|and in|in)\b|\b{alternation(PERSONAL_PRONOUNS | DEMONSTRATIVES)}\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,7 @@ def _quote(candidate: _Candidate) -> str:
 
 
 # A sentence that opens by pointing back at the one before ("This is for camouflage.", "Such a method ...").
-_REFERS_BACK = re.compile(r"^(?:This|These|That|Those|Such)\b")
+_REFERS_BACK = re.compile(rf"^{alternation(word.title() for word in DEMONSTRATIVES | {'such'})}\b")
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 _PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
 

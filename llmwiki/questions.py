@@ -32,10 +32,23 @@ from dataclasses import dataclass
 
 from llmwiki import parsing
 from llmwiki.chunking import sentence_spans
-from llmwiki.verify.facts import GENDER, NEGATIONS, STOPWORDS, stem, tokens
+from llmwiki.text import (
+    AUXILIARIES,
+    DEMONSTRATIVES,
+    DETERMINERS,
+    GENDER,
+    MONTHS,
+    NEGATIONS,
+    OPENING_PRONOUNS,
+    PERSONAL_OPENERS,
+    PERSONAL_PRONOUNS,
+    POSSESSIVE_PRONOUNS,
+    STOPWORDS,
+    YEAR,
+    stem,
+    tokens,
+)
 
-AUXILIARIES = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would",
-                         "should", "shall", "may", "might", "must"})
 _BULLET = re.compile(r"^\s*(?:[*•]+|-\s)")
 
 
@@ -54,16 +67,13 @@ def reads_as_prose(sentence: str) -> bool:
     return _has_finite_verb(sentence) or not (names or _BULLET.match(sentence))
 
 
-_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "our", "my", "your", "some", "any", "all", "each", "every"})
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_DATE = re.compile(rf"\b(1[0-9]{{3}}|20[0-9]{{2}})s?\b|\b({_MONTHS})\b|\b(century|centuries|decade)\b", re.IGNORECASE)
+_DATE = re.compile(rf"\b({YEAR})s?\b|\b({'|'.join(MONTHS)})\b|\b(century|centuries|decade)\b", re.IGNORECASE)
 _QUANTITY = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen|several)\b", re.IGNORECASE)
 # What answers "why" (a cause or a purpose) and "how" (a means or a manner): cue words of English, not of one corpus.
 _REASON = re.compile(r"\b(because|since|due to|owing to|thanks to|as a result|so that|in order to|so as to|caus(e|es|ed|ing)|reasons?|"
                      r"lead(s|ing)? to|led to|result(s|ed|ing)? (in|from)|therefore|thus|hence|allow(s|ed|ing)?|enabl(e|es|ed|ing))\b", re.IGNORECASE)
 _MANNER = re.compile(r"\b(by \w+ing|by means of|using|through|via|with the help of)\b", re.IGNORECASE)
 _ASKS_MORE = re.compile(r"\b(list|describe|explain|why|how does|how did|how do|what are the|what were the|name the)\b", re.IGNORECASE)
-OPENING_PRONOUNS = {"he": "", "she": "", "it": "", "they": "", "this": "", "these": "", "his": "'s", "her": "'s", "its": "'s", "their": "'s"}
 _BRACKET = re.compile(r"\[([^\]\[]+?)\](?!\(|:|\[)")
 # Verbs that frame an event question ("What happened in 1800?", "When did the report take place?")
 # rather than name its topic: a sentence or chunk that says "happened" is no closer to the answer.
@@ -153,7 +163,7 @@ def to_statement(question: str) -> str:
     elif rest and rest[0][:1].isupper():
         while end < len(rest) and (rest[end][:1].isupper() or rest[end].lower() in ("of", "de", "von", "van", "the") and end + 1 < len(rest) and rest[end + 1][:1].isupper()):
             end += 1
-    elif rest and rest[0].lower() in _DETERMINERS:
+    elif rest and rest[0].lower() in DETERMINERS:
         end = 1
         while end < len(rest) and end < 4 and not rest[end].lower().endswith(("ed", "ing")) and rest[end].lower() not in AUXILIARIES and rest[end].lower() not in ("a", "an", "the", "in", "on", "at", "of", "to", "by", "for", "with"):
             end += 1
@@ -174,7 +184,7 @@ def subject_names(question: str) -> tuple[str, ...]:
         words = words[1:]
     run = []
     for word in words:
-        if not word[:1].isupper() or word.lower() in _DETERMINERS or word.lower() in OPENING_PRONOUNS:
+        if not word[:1].isupper() or word.lower() in DETERMINERS or word.lower() in OPENING_PRONOUNS:
             break
         run.append(word[:-2] if word.endswith(("'s", "’s")) else word)
         if word.endswith(("'s", "’s")):
@@ -214,11 +224,11 @@ def shape(question: str) -> QuestionShape:
         after = [word.strip(",.;:'\"") for word in text[match.end():].rstrip("?").split()]
         position = 0
         if after and after[0].lower() in AUXILIARIES:
-            position = 1 if len(after) > 1 and after[1].lower() in _DETERMINERS else len(after)
+            position = 1 if len(after) > 1 and after[1].lower() in DETERMINERS else len(after)
         head = None
         for word in after[position:]:
             lowered_word = word.lower()
-            if lowered_word in _DETERMINERS or lowered_word in ("name", "names", "kind", "kinds", "type", "types", "sort", "form", "of") or word[:1].isupper() or word.endswith(("'s", "’s")):
+            if lowered_word in DETERMINERS or lowered_word in ("name", "names", "kind", "kinds", "type", "types", "sort", "form", "of") or word[:1].isupper() or word.endswith(("'s", "’s")):
                 continue
             if lowered_word not in STOPWORDS and lowered_word not in AUXILIARIES:
                 head = lowered_word
@@ -283,10 +293,9 @@ def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: 
 
 
 _NAME_RUN = re.compile(r"\b((?:[A-Z][\w'’-]+)(?:[ ]+(?:(?:of|de|von|van|du|da|la|le)[ ]+)?[A-Z][\w'’-]+)*)")
-_PERSONAL = ("he", "she", "his", "her")
 
 
-_OPENER_FOLLOWERS = frozenset({"to", "the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their", "in", "on", "at", "for", "with", "from", "by", "of"})
+_OPENER_FOLLOWERS = DEMONSTRATIVES | POSSESSIVE_PRONOUNS | {"to", "the", "a", "an", "in", "on", "at", "for", "with", "from", "by", "of"}
 
 
 # Conjunctive adverbs (a closed class): a sentence that opens with one ("Furthermore, he ...") names no one there.
@@ -316,13 +325,13 @@ def _at_head(before: str) -> bool:
     French", "His family moved North"): there the subject is someone else."""
     opening, _, rest = before.rpartition(",")
     opening_words = re.findall(r"[\w'’-]+", opening)
-    if opening_words[:1] and opening_words[0].lower() in PRONOUNS or any(word[:1].isupper() for word in opening_words[1:]):
+    if opening_words[:1] and opening_words[0].lower() in PERSONAL_PRONOUNS or any(word[:1].isupper() for word in opening_words[1:]):
         return False  # not an opening phrase but a clause or a list of names ("He went to Lyon, France")
     words = re.findall(r"[\w'’-]+", rest)
     content = [word for word in words if word.lower() not in STOPWORDS and word.lower() not in _CONNECTIVES and not word[:1].isdigit()]
     if not content:
         return True
-    return words[0].lower() in _PREPOSITIONS and len(content) <= 2 and not any(word.lower() in PRONOUNS for word in words)
+    return words[0].lower() in _PREPOSITIONS and len(content) <= 2 and not any(word.lower() in PERSONAL_PRONOUNS for word in words)
 
 
 def _subject_names(text: str) -> tuple[str, str | None] | None:
@@ -399,7 +408,7 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
         return sentence
     if pronoun in ("she", "her") and (other := _other_person(preceding, referent)):
         referent = other
-    elif pronoun in _PERSONAL:
+    elif pronoun in PERSONAL_OPENERS:
         person = last_person(preceding)
         person = person and re.sub(r"['’]s?$", "", person)  # "Lincoln's rhetoric ... His command": Lincoln
         if person and not set(person.split()) <= set(referent.split()) and parsing.names_person(preceding, person) is not False:
@@ -416,13 +425,12 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     return f"[{referent}{OPENING_PRONOUNS[pronoun]}]" + sentence[match.end():]
 
 
-PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their", "him", "them"})
 
 
 def opens_with_pronoun(text: str) -> bool:
     """Whether an answer starts with an unresolved pronoun."""
     first = re.match(r"^\W*([A-Za-z]+)", text)
-    return first is not None and first.group(1).lower() in PRONOUNS
+    return first is not None and first.group(1).lower() in PERSONAL_PRONOUNS
 
 
 _BINDING = frozenset({"who", "whom", "whose"})
@@ -440,7 +448,7 @@ def unnamed_person(question: str) -> str | None:
 
 def has_pronoun(text: str) -> bool:
     """Whether the text says he, she, it, they (or their other forms) anywhere."""
-    return any(word.lower() in PRONOUNS for word in re.findall(r"[A-Za-z]+", text))
+    return any(word.lower() in PERSONAL_PRONOUNS for word in re.findall(r"[A-Za-z]+", text))
 
 
 def unbracket(text: str) -> str:

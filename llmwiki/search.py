@@ -38,13 +38,13 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import Stemmer
 
 from llmwiki.embeddings import Embedder
 from llmwiki.records import BREADCRUMB_SEPARATOR
 from llmwiki.store import BM25_B as B
 from llmwiki.store import BM25_K1 as K1
 from llmwiki.store import Store
+from llmwiki.text import WORD, search_stems
 from llmwiki.workspace import Workspace
 
 Scope = Literal["wiki", "sources", "all"]
@@ -121,9 +121,6 @@ class SearchResult:
 
 
 _THOUSANDS = re.compile(r"(\d),(\d{3})")
-_WORDS = re.compile(r"[^\W_]+")
-_stemmer = Stemmer.Stemmer("porter")
-_stemmer_lock = threading.Lock()
 
 
 def _without_thousands_separators(text: str) -> str:
@@ -139,10 +136,7 @@ def analyze(text: str, stopwords: frozenset[str]) -> list[str]:
     Snowball's Porter stemmer (the library DuckDB's FTS extension uses).
     """
     text = _without_thousands_separators(text).lower()
-    words = [word for word in _WORDS.findall(text) if word not in stopwords]
-    with _stemmer_lock:
-        stems = _stemmer.stemWords(words)
-    return list(dict.fromkeys(stems))
+    return list(dict.fromkeys(search_stems([word for word in WORD.findall(text) if word not in stopwords])))
 
 
 def one_slip(term: str, alphabet: frozenset[str]) -> set[str]:
@@ -668,7 +662,7 @@ class ServerSearch:
         """As ``SearchIndex.rarity``: {search term: ln(1 + N / (df + 0.5))}, ln(1 + N) for a term no chunk holds.
         Keys are this package's terms (``analyze``); document frequencies come from the server."""
         text = text[:MAX_QUERY_CHARS]
-        words = {word: terms[0] for word in dict.fromkeys(_WORDS.findall(text.lower())) if (terms := analyze(word, self.stopwords))}
+        words = {word: terms[0] for word in dict.fromkeys(WORD.findall(text.lower())) if (terms := analyze(word, self.stopwords))}
         counts = self.store.term_document_counts(list(words))
         count = self.store.searchable_count()
         weights: dict[str, float] = {}
@@ -759,7 +753,7 @@ class ServerSearch:
         quotes and minus signs stay for ``websearch_to_tsquery``."""
         text = _without_thousands_separators((query or "")[:MAX_QUERY_CHARS].replace("\x00", " "))
         stopwords = self.stopwords
-        return _WORDS.sub(lambda match: " " if match.group().lower() in stopwords else match.group(), text)
+        return WORD.sub(lambda match: " " if match.group().lower() in stopwords else match.group(), text)
 
 
 class _ServerVectors:

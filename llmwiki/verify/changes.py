@@ -24,13 +24,14 @@ import re
 from dataclasses import dataclass
 
 from llmwiki.chunking import split_sentences
-from llmwiki.verify.facts import STOPWORDS, name_words, tokens
+from llmwiki.text import AUXILIARIES, FORMS_OF_DO, GENDER_SWAPS, SUBJECT_PRONOUNS, STOPWORDS, YEAR, alternation, tokens
+from llmwiki.verify.facts import name_words
 from llmwiki.verify.lexicon import Lexicon
 
 CHANGE_TYPES = ("name", "number", "opposite", "negation", "pronoun", "unsupported")
-_AUXILIARIES = re.compile(r"\b(is|was|are|were|has|had|have|can|could|will|would|should|may|might|must)\b")
-_PRONOUN_SWAPS = {"he": "she", "she": "he", "his": "her", "her": "his", "him": "her"}
-_YEAR = re.compile(r"^1[0-9]{3}$|^20[0-9]{2}$")
+# The auxiliaries a "not" can follow as written; do-support ("did" + base form) and the rare "am" and "shall" are left out.
+_AUXILIARIES = re.compile(rf"\b{alternation(AUXILIARIES - FORMS_OF_DO - {'am', 'shall'})}\b")
+_YEAR = re.compile(rf"^(?:{YEAR})$")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def reword(sentence: str, *, title: str, lexicon: Lexicon | None, rng: random.Ra
     """A light rewording that keeps every fact: pronoun -> title, a clause dropped, coordinated words swapped, synonyms."""
     result = sentence
     first = result.split(" ", 1)
-    if first[0] in ("He", "She", "It", "They") and len(first) > 1 and title:
+    if first[0] in {word.title() for word in SUBJECT_PRONOUNS} and len(first) > 1 and title:
         result = f"{title} {first[1]}"
     clause = re.search(r", (which|who|where|although|while|including|with|as) [^,]{3,}?(?=[,.])", result)
     if clause and rng.random() < 0.5:
@@ -121,11 +122,11 @@ def change(sentence: str, kind: str, *, names: list[str], lexicon: Lexicon | Non
         opposite = rng.choice(options[target])
         return _replace_word(sentence, target, opposite)
     if kind == "pronoun":
-        present = [word for word in words if word.lower() in _PRONOUN_SWAPS]
+        present = [word for word in words if word.lower() in GENDER_SWAPS]
         if not present:
             return None
         target = rng.choice(present)
-        swapped = _PRONOUN_SWAPS[target.lower()]
+        swapped = GENDER_SWAPS[target.lower()]
         return _replace_word(sentence, target, swapped.capitalize() if target[:1].isupper() else swapped)
     raise ValueError(f"unknown change type {kind!r}; use one of {', '.join(CHANGE_TYPES)}")
 

@@ -34,30 +34,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
-
-import Stemmer
 
 from llmwiki.chunking import split_sentences
+from llmwiki.text import GENDER, NEGATIONS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, stem, tokens
 from llmwiki.verify.lexicon import default_lexicon
 
-_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _NUMBER = re.compile(r"^(\d[\d,]*(?:\.\d+)?)(st|nd|rd|th|s)?$")
 _OPENING = re.compile(r"[.!?][\"')\]”’]*\s+(?=[\"'“(]?[A-Z])")
-STOPWORDS = frozenset("""
-a about above after again against all also although am an and any are as at be because been before being below between both
-but by can could did do does doing down during each either else even ever every few for from further had has have having he
-her here hers herself him himself his how however i if in into is it its itself just least less let like many may me might
-more most much must my myself neither nor of off on once one only onto or other others our ours ourselves out over own per
-quite rather same several shall she should since so some such than that the their theirs them themselves then there these
-they this those though through thus to too under until up upon us very via was we were what whatever when where whether which
-while who whom whose why will with within would yet you your yours yourself yourselves mr mrs ms dr st
-""".split())
-# Stopwords for matching that still assert something: "few natural predators" is the opposite of "many".
-QUANTIFIERS = frozenset({"few", "fewer", "many", "more", "most", "least", "less", "much"})
-NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "nowhere", "cannot", "without"})
-GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f", "herself": "f"}
-PRONOUNS = frozenset({"he", "she", "it", "they", "his", "her", "its", "their", "him", "them", "this", "these", "who", "which"})
 _UNITS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
           "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
           "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
@@ -71,20 +54,6 @@ _ONES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven"
 _ONES_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9}
 _SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "trillion": 1_000_000_000_000}
 # "one" and "first" are left out: "one of the", "the first to" are wording more often than facts.
-_stemmer = Stemmer.Stemmer("english")  # Porter2: "died" and "die" meet (Porter: "di" and "die")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    return _stemmer.stemWord(word.lower())
-
-
-def tokens(text: str) -> list[str]:
-    """Words and numbers of a text, in order, as written ("n't" becomes "not", a possessive "'s" is dropped)."""
-    text = text.replace("n't", " not").replace("n’t", " not")
-    return [word[:-2] if word.endswith(("'s", "’s")) and len(word) > 2 else word for word in _TOKEN.findall(text)]
-
-
 def _number(token: str) -> str | None:
     match = _NUMBER.match(token)
     if match is None:
@@ -264,7 +233,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     anchor_stems = {stem(word) for word in anchor_words}
     anchor_numbers = numbers(anchor_words)
     missing_numbers = tuple(written for value, written in claim_numbers.items() if value not in anchor_numbers)
-    refers_back = any(word.lower() in PRONOUNS for word in anchor_words)
+    refers_back = any(word.lower() in REFERRING_WORDS for word in anchor_words)
     context = contexts[anchor_index] if contexts is not None else ""
     before = context.split(anchor[:40])[0] if context and anchor[:40] in context else context
     earlier = {stem(word) for word in tokens(before)}
@@ -283,7 +252,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     missing_names = tuple(dict.fromkeys(
         name for index, name in claim_names
         if (stem(name) not in anchor_stems and not ((refers_back or shortened(index)) and stem(name) in earlier))
-        or (index in substituted and substituted[index].lower() not in PRONOUNS)  # in the slot of another word, not of a "him" that means it
+        or (index in substituted and substituted[index].lower() not in REFERRING_WORDS)  # in the slot of another word, not of a "him" that means it
     ))
     missing = [word for word in content if stem(word) not in anchor_stems]
     lexicon = default_lexicon()

@@ -26,12 +26,12 @@ from typing import Protocol
 import numpy as np
 
 from llmwiki.errors import VerifierError
+from llmwiki.text import content_words
 
 DEFAULT_MODEL = "llmwiki-default"
 NLI_MODEL = "llmwiki-nli"  # llmwiki's own trained NLI model (weights in llmwiki/verify/weights, see MODEL.md)
 SIMILARITY_MODEL = "minilm-cosine"
 OVERLAP_MODEL = "lexical-overlap"
-_WORDS = re.compile(r"[^\W_]{3,}")
 
 
 
@@ -179,8 +179,8 @@ class OverlapVerifier:
     def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         rows = []
         for premise, hypothesis in zip(premises, hypotheses):
-            words = {word.lower() for word in _WORDS.findall(hypothesis)}
-            share = len(words & {word.lower() for word in _WORDS.findall(premise)}) / max(len(words), 1)
+            words = content_words(hypothesis)
+            share = len(words & content_words(premise)) / max(len(words), 1)
             rows.append([share, 1 - share, 0.0])
         return np.array(rows, dtype=np.float64).reshape(-1, 3)
 

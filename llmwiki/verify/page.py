@@ -40,6 +40,7 @@ import numpy as np
 from llmwiki.chunking import sentence_spans
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import CITATION, read_page, source_paths
+from llmwiki.text import content_words
 from llmwiki.verify.calibrate import load_calibration, sentence_features
 from llmwiki.verify.facts import check_facts, name_words
 from llmwiki.workspace import Workspace
@@ -48,7 +49,6 @@ EXCERPT_CHARS = 300
 MAX_CONTEXT_CHUNKS = 200
 _SKIP_LINE = re.compile(r"^\s*(#|```|~~~|\||<!--|\[c\d+\]:|- \[[^\]]*\]\([^)]*\)\s*$|\* \[[^\]]*\]\([^)]*\)\s*$)")
 _SEE_ALSO = re.compile(r"^#+\s*(see also|references|external links|concepts|sources)\b", re.IGNORECASE)
-_WORDS = re.compile(r"[^\W_]{3,}")
 _CLAUSE_BREAK = re.compile(r"[,;]?\s+(?:and|but|while|which|who|whereas|although)\s+|[,;]\s+")
 MIN_CLAUSE_WORDS = 4
 
@@ -186,7 +186,7 @@ def page_sentences(body: str) -> list[PageSentence]:
 
 @lru_cache(maxsize=65536)
 def _terms(text: str) -> frozenset[str]:
-    return frozenset(word.lower() for word in _WORDS.findall(text))
+    return content_words(text)
 
 
 @lru_cache(maxsize=4096)

@@ -1,0 +1,93 @@
+"""llmwiki.text: the tokenizer, the stemmers, and each closed word class defined once."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from conftest import REPO
+from llmwiki import text
+
+PACKAGE = REPO / "llmwiki"
+# The classes whose spelling-out elsewhere is caught. STOPWORDS is left out: any list of function words for
+# another purpose shares many of them (generation's words that name no concept, a parser's leading words).
+CLASSES = {name: frozenset(getattr(text, name)) for name in (
+    "SUBJECT_PRONOUNS", "POSSESSIVE_PRONOUNS", "PERSONAL_PRONOUNS", "DEMONSTRATIVES", "REFERRING_WORDS", "DETERMINERS",
+    "AUXILIARIES", "NEGATIONS", "QUANTIFIERS", "MONTHS", "WEEKDAYS")}
+CLASSES["GENDER"] = frozenset(text.GENDER)
+
+
+def word_groups(source: str) -> list[tuple[int, frozenset[str]]]:
+    """(line, words) of every literal collection of strings, every "a b c".split(), and every regular
+    expression's alternation in a module's source (docstrings left out)."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    groups = []
+    for node in ast.walk(tree):
+        elements = None
+        if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+            elements = node.elts
+        elif isinstance(node, ast.Dict):
+            elements = [key for key in node.keys if key is not None]
+        if elements and all(isinstance(element, ast.Constant) and isinstance(element.value, str) for element in elements):
+            groups.append((node.lineno, frozenset(element.value.lower() for element in elements)))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "split"
+              and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)):
+            groups.append((node.lineno, frozenset(node.func.value.value.lower().split())))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "|" in node.value and id(node) not in docstrings:
+            for alternatives in re.findall(r"\(([^()]*\|[^()]*)\)", node.value):
+                groups.append((node.lineno, frozenset(part.strip().lower() for part in alternatives.lstrip("?:").split("|"))))
+    return groups
+
+
+def redefinitions(source: str) -> list[str]:
+    """Where a source spells out one of text's classes again: most of a group's words from one class."""
+    found = []
+    for line, group in word_groups(source):
+        for name, members in CLASSES.items():
+            shared = group & members
+            if len(shared) >= min(4, len(members)) and len(shared) >= 0.6 * len(group):
+                found.append(f"line {line}: {name} ({', '.join(sorted(shared))})")
+    return found
+
+
+def test_the_check_finds_a_word_class_spelled_out_again_and_passes_other_lists():
+    assert redefinitions('PRONOUNS = frozenset({"he", "she", "it", "they", "him"})\n')
+    assert redefinitions('AUX = re.compile(r"\\b(is|was|are|were|has)\\b")\n')
+    assert redefinitions('MONTHS = "January February March April May June".split()\n')
+    assert redefinitions('GENDERS = {"he": "m", "him": "m", "she": "f", "her": "f"}\n')
+    # controls: a list of other words, a list that shares a few function words, a docstring that mentions pronouns
+    assert redefinitions('UNITS = {"two": 2, "three": 3, "four": 4}\n') == []
+    assert redefinitions('LEADING = frozenset({"the", "these", "some", "most", "many", "several", "both", "other", "certain"})\n') == []
+    assert redefinitions('def f():\n    """(he|she|it|they|his|her)"""\n') == []
+
+
+def test_no_module_defines_a_word_class_of_text_a_second_time():
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "text.py":
+            continue
+        problems = redefinitions(path.read_text(encoding="utf-8"))
+        if problems:
+            found[path.relative_to(REPO).as_posix()] = problems
+    assert found == {}, "import these from llmwiki.text instead"
+
+
+def test_tokens_keep_numbers_and_read_contractions():
+    assert text.tokens("He didn't sell 1,200 of Volta's ships in 1911.") == ["He", "did", "not", "sell", "1,200", "of", "Volta", "ships", "in", "1911"]
+
+
+def test_the_two_stemmers_differ_where_they_should():
+    assert text.stem("died") == text.stem("die")  # Porter2: a claim's "died" meets its evidence's "die"
+    assert text.search_stems(["died", "die"]) == ["di", "die"]  # Porter, as DuckDB's FTS stems the index: kept apart
+
+
+def test_classes_are_built_from_each_other():
+    assert text.PERSONAL_PRONOUNS == text.SUBJECT_PRONOUNS | text.OBJECT_PRONOUNS | text.POSSESSIVE_PRONOUNS
+    assert text.PERSONAL_OPENERS == {"he", "she", "his", "her"}
+    assert text.OPENING_PRONOUNS["his"] == "'s" and text.OPENING_PRONOUNS["he"] == "" and "him" not in text.OPENING_PRONOUNS
+    assert set(text.GENDER_SWAPS) <= set(text.GENDER) and all(text.GENDER[a] != text.GENDER[b] for a, b in text.GENDER_SWAPS.items())
+    assert re.fullmatch(text.alternation({"the", "these"}), "these") and not re.fullmatch(text.alternation({"the", "these"}), "th")
+    assert re.fullmatch(text.YEAR, "1911") and re.fullmatch(text.YEAR, "2024") and not re.fullmatch(text.YEAR, "3011")
