@@ -3,7 +3,7 @@
 The package in layers; a module imports only from its own layer or below
 (``tests/test_layers.py`` checks this, and that no import cycle exists):
 
-1. foundations, no workspace: ``errors``, ``records``, ``text`` (the tokenizer, stemmers and word classes), ``config``, ``pages``
+1. foundations, no workspace: ``errors``, ``records``, ``text`` (the tokenizer, stemmers and word classes), ``policy`` (every value fitted on data), ``config``, ``pages``
    (Markdown pages and frontmatter), ``extract``, ``chunking``, ``history``
    (git), ``backends`` (answer models), ``embeddings``, ``datasets``,
    ``tracing``, ``verify.nli`` and the pure checks of ``verify``, ``questions``,

@@ -44,6 +44,7 @@ from llmwiki.pages import (
     source_entries,
     split_frontmatter,
 )
+from llmwiki.policy import ANSWER_POLICY, SELECT_POLICY, AnswerPolicy
 from llmwiki.questions import (
     QUESTION_FRAME,
     content_words,
@@ -206,34 +207,6 @@ def _remove_unknown(text: str, unknown: Sequence[int]) -> str:
     return text
 
 
-# The share of a question's terms, each weighted by its rarity in the store, that the best sentence and the best
-# passage must hold before anything is answered (sentence, passage). The corpus a workspace holds is interlinked:
-# asked without its article, "What is the largest city in Romania?" still finds Romania in passing in articles about
-# other things. A question that names the subject of a selected document (a word of its title: "Lincoln" beside
-# "Abraham Lincoln") is asked of an article about it, so less of its wording must match; one that names none must
-# match more. Set on CMU QA S08 with each set's questions asked of a workspace of the other three (a scratch sweep of
-# both pairs, then bench/refusals.py): off-topic refused 0.889 -> 0.913 and answerable refused 0.050 -> 0.042 against
-# the one pair (0.45, 0.5) used before for every question, better on each of the four sets, fact answers 0.630 either
-# way; the off-topic questions that one pair let through almost never named a selected title (1 in 100), the
-# answerable ones did for 2 in 3.
-MIN_SHARES_ABOUT_TITLE = (0.3, 0.35)
-MIN_SHARES_ELSE = (0.5, 0.55)
-# The calibrated verifier score at which a yes/no statement counts as supported.
-YES_THRESHOLD = 0.5
-# A question of one or two words that carry weight ("What died in London?") is held by many sentences by chance:
-# it is answered only when the answer ranker gives some sentence that may lead P(holds the answer) of at
-# least MIN_ANSWER_P. Set on S08 with each answerable question scored by a ranker trained without its set:
-# off-topic refused 0.847 -> 0.888, answerable refused 0.035 -> 0.041 (two of those six answers were right).
-FEW_TERMS = 2
-MIN_ANSWER_P = 0.15
-# No sentence of the hand ranking's best RANKED within this cosine of the question (``[chat] answer_similarity``):
-# the selection shares the question's words but is about something else. Read off S08 (scratch sweep over the
-# bench workspace, int8 MiniLM): every threshold from 0.28 to 0.33 refuses the same off-topic questions (0.888 ->
-# 0.908) and 6-9 more answerable ones, none of them answered right before ("What is the first word on the page?",
-# "How do kwajalein and eniwetok relate?"); 0.35 refuses one more of each and costs a right yes.
-MIN_SIMILARITY = 0.3
-
-
 @dataclass(frozen=True)
 class _Candidate:
     sentence: str
@@ -328,7 +301,7 @@ _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-
 _PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
 
 
-def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, yes_no: bool = False) -> tuple[str | None, list[bool], list[str]]:
+def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, policy: AnswerPolicy, yes_no: bool = False) -> tuple[str | None, list[bool], list[str]]:
     """(Why the selection does not answer the question, or None when it may; which candidates may lead the answer;
     the question's words that carry weight).
 
@@ -338,8 +311,8 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     the best sentence and the best passage must hold enough of the question's
     terms, each weighted by its rarity in the store (a word every chunk has
     says little; one the store has never seen says the question is about
-    something else): MIN_SHARES_ABOUT_TITLE when the question names the
-    subject of a selected document, else MIN_SHARES_ELSE. The sentence
+    something else): ``policy.min_shares_about_title`` when the question names the
+    subject of a selected document, else ``policy.min_shares_else``. The sentence
     that leads an answer must itself hold that share: a sentence ranked first
     for its kind of answer (a date, a name) but about something else does not.
     """
@@ -373,30 +346,27 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     sentence_shares = [share(f"{candidate.sentence} {candidate.referent}") for candidate in candidates]
     # A passage holds many candidates: each (passage, title) is read once, not once per sentence (~70 ms a question).
     best_passage = max(share(f"{passage} {referent}") for passage, referent in {(candidate.passage, candidate.referent) for candidate in candidates})
-    min_sentence, min_passage = MIN_SHARES_ABOUT_TITLE if names_a_title(question, {candidate.referent for candidate in candidates}) else MIN_SHARES_ELSE
+    min_sentence, min_passage = policy.min_shares_about_title if names_a_title(question, {candidate.referent for candidate in candidates}) else policy.min_shares_else
     if max(sentence_shares) < min_sentence or best_passage < min_passage:
         missing = [word for word in content_words(question) if stem(word) not in held]
         return "no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""), [], words
     return None, [value >= min_sentence for value in sentence_shares], words
 
 
-WHOSE_SENTENCES = 3
-
-
-def _whose(pronoun: str, ranked: Sequence[_Candidate]) -> str | None:
+def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy) -> str | None:
     """Why a question about "he" or "she" that names no one cannot be answered: the best sentences that may answer it
-    (the first WHOSE_SENTENCES) come from pages about different subjects, so its words do not say who
+    (the first ``policy.whose_sentences``) come from pages about different subjects, so its words do not say who
     is meant. None when they agree (the words pin one person down: "He founded the University of Buffalo on what
     date?"). pronoun: the question's, from ``questions.unnamed_person``. Beside an open page the question is about
     that page's subject and this is not asked."""
-    subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:WHOSE_SENTENCES]))
+    subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:policy.whose_sentences]))
     if len(subjects) < 2:
         return None
     listed = f"{', '.join(subjects[:-1])} and {subjects[-1]}"
     return f"it says \"{pronoun}\" but names no one, and the passages that match are about {listed}: say who it is about"
 
 
-def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str]) -> ExtractiveReply:
+def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], policy: AnswerPolicy) -> ExtractiveReply:
     """Score the statement against the best sentences: yes when one supports it and none that holds as many
     of its words opposes it; no when the closest one opposes it (a fact absent or opposed, or contradiction);
     else unsettled; each quoting its sentence."""
@@ -417,9 +387,9 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
     # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator.
     opposed = closest[2].failed and closest[2].coverage >= best[2].coverage
-    if best[0] >= YES_THRESHOLD and not opposed:
+    if best[0] >= policy.yes_threshold and not opposed:
         return ExtractiveReply(f"Yes — {_quote(best[3])}", verdict="yes")
-    if closest[2].failed or closest[1] >= 0.5:
+    if closest[2].failed or closest[1] >= policy.no_contradiction:
         why = closest[2].reason() or "the passage contradicts it"
         return ExtractiveReply(f"No — {_quote(closest[3])} ({why})", verdict="no")
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
@@ -443,13 +413,13 @@ def _about(ranked: Sequence[_Candidate], names: Sequence[str]) -> list[_Candidat
     return [candidate for candidate in ranked if mentioned(candidate)]
 
 
-def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape) -> list[tuple[float, int]]:
+def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape, *, policy: AnswerPolicy = ANSWER_POLICY) -> list[tuple[float, int]]:
     """(score, index) of each distinct candidate sentence by ``questions.rank_sentences``, best first; the selector's
     order counts a little. A sentence that overlapping chunks of a document hold twice is ranked once, where it scores
     best: a repeat would take a place among the sentences the ranker reorders and the yes/no verdict reads."""
-    priors = [0.5 / (1 + candidate.order) for candidate in candidates]  # bench/qa.py: 0.551 vs 0.539 at 0.05
+    priors = [policy.selector_prior / (1 + candidate.order) for candidate in candidates]
     ranking = rank_sentences(question_shape.statement or question, [candidate.sentence for candidate in candidates], question_shape=question_shape,
-                             priors=priors, subjects=[candidate.referent for candidate in candidates])
+                             priors=priors, subjects=[candidate.referent for candidate in candidates], type_bonus=policy.answer_type_bonus)
     first_places: dict[tuple[str, str], tuple[float, int]] = {}  # in the order first seen: best first
     for score, index in ranking:
         first_places.setdefault((candidates[index].sentence, candidates[index].referent), (score, index))
@@ -492,17 +462,19 @@ def shown(candidate: _Candidate) -> str:
 
 
 def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None, ranker=_DEFAULT,
-                      similarity=_DEFAULT) -> ExtractiveReply:
+                      similarity=_DEFAULT, policy: AnswerPolicy | None = None) -> ExtractiveReply:
     """The extractive backend's answer: the sentence that answers the question first, cited; a verdict
     for yes/no questions; "the sources do not say" when the selection does not match the question.
 
     ranker: reorders the best hand-ranked sentences of a question that is not yes/no (``llmwiki.ranker``;
     None: the hand ranking alone; by default the workspace's, loaded on first use).
     similarity: the sentence embedder that compares the question with those sentences: it reorders them too,
-    and refuses when none is close (``MIN_SIMILARITY``); None: neither; by default the workspace's.
+    and refuses when none is close (``policy.min_similarity``); None: neither; by default the workspace's.
+    policy: the fitted thresholds and counts (``llmwiki.policy``); by default the workspace's ``[chat]`` settings over the shipped ones.
     Dataset rows named by the question are quoted as they are; a question about the wiki as a whole
     gets its overview and index.
     """
+    policy = policy or AnswerPolicy.from_config(workspace.config.chat)
     tables = [item for item in selection.items if item.kind in ("dataset", "dataset_keys")]
     table_text = "".join(f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}" for item in tables)
     candidates = _candidates(workspace, selection)  # titles come with the selection: no connection, none held while a model runs
@@ -517,29 +489,29 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
         if collection or tables:
             return ExtractiveReply(("\n\n".join(item.text for item in collection) + table_text).strip())
-    reason, may_lead, words = _does_not_say(workspace, question, candidates, yes_no=question_shape.yes_no)
+    reason, may_lead, words = _does_not_say(workspace, question, candidates, policy=policy, yes_no=question_shape.yes_no)
     ranking: list[tuple[float, int]] = []
     cosines: dict[int, float] = {}
     if reason is None:
-        ranking = hand_ranking(question, candidates, question_shape)
+        ranking = hand_ranking(question, candidates, question_shape, policy=policy)
         inputs = [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates]
         if similarity is _DEFAULT:  # loaded only now: a question refused on its words does not wait for the model
             similarity = workspace.answer_similarity()
-        cosines = similarities(similarity, question, inputs, ranking)
-        if cosines and max(cosines.values()) < MIN_SIMILARITY:
+        cosines = similarities(similarity, question, inputs, ranking, ranked=policy.ranked)
+        if cosines and max(cosines.values()) < policy.min_similarity:
             closest = max(cosines, key=cosines.get)
             reason = f"the selected sentences share its words but are about something else; the closest: \"{preview(candidates[closest].sentence, 90)}\""
     if reason is None and not question_shape.yes_no:
         if ranker is _DEFAULT:  # loaded only now: a refused or yes/no question does not wait for the model
             ranker = workspace.answer_ranker()
-        probabilities = answer_probabilities(ranker, question, inputs, ranking)
-        ranking = rerank(ranking, probabilities, cosines)
+        probabilities = answer_probabilities(ranker, question, inputs, ranking, ranked=policy.ranked)
+        ranking = rerank(ranking, probabilities, cosines, weight=policy.ranker_weight, similarity_weight=policy.similarity_weight)
         best = max((p for index, p in probabilities.items() if may_lead[index]), default=0.0)
-        if probabilities and len(words) <= FEW_TERMS and best < MIN_ANSWER_P:
+        if probabilities and len(words) <= policy.few_terms and best < policy.min_answer_p:
             quoted = " and ".join(f'"{word}"' for word in words)
             reason = f"no sentence selected answers it; the question's few words{f' ({quoted})' if words else ''} stand in sentences about other things"
     if reason is None and pronoun and not open_pages:
-        reason = _whose(pronoun, [candidates[index] for _, index in ranking if may_lead[index]])
+        reason = _whose(pronoun, [candidates[index] for _, index in ranking if may_lead[index]], policy=policy)
     if reason is not None:
         if tables:
             return ExtractiveReply(table_text.strip())
@@ -549,9 +521,9 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
         judged = _about(ranked, subject_names(question)) or ranked
-        reply = _yes_no(question_shape.statement or question, judged[:4], verifier or workspace.verifier(), names=names)
+        reply = _yes_no(question_shape.statement or question, judged[:policy.yes_no_sentences], verifier or workspace.verifier(), names=names, policy=policy)
         return ExtractiveReply(reply.text + table_text, verdict=reply.verdict)
-    count = max(sentences, 3) if question_shape.wants_more else sentences
+    count = max(sentences, policy.listing_sentences) if question_shape.wants_more else sentences
     lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead
     ranked = [candidates[lead]] + [candidate for index, candidate in zip(order, ranked) if index != lead]
     chosen = [ranked[place] for place in fill_places([candidate.sentence for candidate in ranked], [candidate.antecedent for candidate in ranked], count)]
@@ -707,8 +679,9 @@ def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int
             return text[:20_000], True
         if name == "query_dataset":
             frame = workspace.datasets().query(_tool_argument(arguments, "category"), key=_tool_argument(arguments, "key") or None, metric=_tool_argument(arguments, "metric") or None)
-            rows = frame.head(50).to_dicts()
-            return json.dumps(rows, default=str)[:20_000] + (f"\n({frame.height - 50} more rows not shown)" if frame.height > 50 else ""), frame.height > 0
+            shown_rows = SELECT_POLICY.max_dataset_rows
+            rows = frame.head(shown_rows).to_dicts()
+            return json.dumps(rows, default=str)[:20_000] + (f"\n({frame.height - shown_rows} more rows not shown)" if frame.height > shown_rows else ""), frame.height > 0
         return f"Unknown tool {name!r}. Use one of: search_wiki, search_sources, read_page, query_dataset.", False
     except (WorkspaceError, DatasetError) as err:
         return f"Refused: {err}", False

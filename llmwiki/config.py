@@ -91,6 +91,18 @@ class ChatConfig(_Section):
     answer_sentences: int = Field(2, ge=1, le=10)  # extractive answers (more when the question asks to list, describe or explain)
     answer_ranker: str = "llmwiki-ranker"  # reorders an extractive answer's candidate sentences: "none", or an NLI-style model id or path (llmwiki.ranker)
     answer_similarity: str = "all-MiniLM-L6-v2"  # compares a question with those sentences (reorders; refuses when none is close): "none", or a sentence-transformers model
+    # How strict refusals are: the share of a question's rarity-weighted terms the best (sentence, passage) must hold,
+    # when the question names a selected document's subject and when it does not (None: llmwiki.policy's, fitted on S08).
+    min_shares_about_title: tuple[float, float] | None = None
+    min_shares_else: tuple[float, float] | None = None
+
+    @field_validator("min_shares_about_title", "min_shares_else")
+    @classmethod
+    def _shares(cls, shares: tuple[float, float] | None) -> tuple[float, float] | None:
+        if shares is not None and not all(0 <= share <= 1 for share in shares):
+            msg = f"{list(shares)}: shares are between 0 and 1, as [sentence, passage]"
+            raise ValueError(msg)
+        return shares
 
 
 class TracingConfig(_Section):
@@ -197,6 +209,8 @@ max_tool_steps = 6     # agentic chat: tool rounds before it must answer
 answer_sentences = 2   # sentences in an extractive answer (more when the question asks to list, describe or explain)
 answer_ranker = "llmwiki-ranker"  # picks the sentence that holds the answer; "none" for word matching alone, or a model id or path
 answer_similarity = "all-MiniLM-L6-v2"  # how close the question is to each sentence (reorders; refuses when none is close); "none", or a model id or path
+# min_shares_about_title = [0.3, 0.35]  # refusal strictness: share of the question's weighted terms the best [sentence, passage] must hold
+# min_shares_else = [0.5, 0.55]         # ... when the question names no selected document's subject (raise both to refuse more)
 
 [tracing]
 enabled = true

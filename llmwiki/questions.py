@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from llmwiki import parsing
 from llmwiki.chunking import sentence_spans
+from llmwiki.policy import ANSWER_POLICY
 from llmwiki.text import (
     AUXILIARIES,
     DEMONSTRATIVES,
@@ -259,13 +260,13 @@ def _has_answer_type(kind: str, sentence: str, question_stems: set[str], focus: 
 
 
 def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: QuestionShape | None = None, priors: Sequence[float] | None = None,
-                   subjects: Sequence[str] | None = None) -> list[tuple[float, int]]:
+                   subjects: Sequence[str] | None = None, type_bonus: float = ANSWER_POLICY.answer_type_bonus) -> list[tuple[float, int]]:
     """(score, index) of each candidate sentence, best first.
 
     score = question words held (IDF over the candidates, as a share of the
     question's total; a name the question mentions weighs at least as much
     as its rarest other word, since every sentence of the right article
-    holds it and it still decides between articles) + 0.35 when it holds
+    holds it and it still decides between articles) + type_bonus when it holds
     the kind of thing asked for + a small prior (the selector's order).
     subjects: per candidate, its document's title: the names there count as
     held, since a sentence is about its article's subject even when it says
@@ -285,7 +286,7 @@ def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: 
     for index, held in enumerate(sentence_stems):
         held = held | subject_stems[index]
         overlap = sum(weight for term, weight in weights.items() if term in held) / total
-        typed = 0.35 if overlap > 0 and _has_answer_type(question_shape.kind, candidates[index], question_stems, question_shape.focus) else 0.0
+        typed = type_bonus if overlap > 0 and _has_answer_type(question_shape.kind, candidates[index], question_stems, question_shape.focus) else 0.0
         prior = priors[index] if priors is not None else 0.0
         ranked.append((overlap + typed + prior, index))
     ranked.sort(key=lambda item: (-item[0], item[1]))

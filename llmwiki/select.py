@@ -33,12 +33,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from llmwiki.policy import SELECT_POLICY
 from llmwiki.pages import cited_chunk_ids, split_frontmatter, strip_citation_definitions
 from llmwiki.questions import without_frame
 from llmwiki.search import SearchResult, search
 from llmwiki.workspace import Workspace
 
-MAX_DATASET_ROWS = 50
+MAX_DATASET_ROWS = SELECT_POLICY.max_dataset_rows
 _COLLECTION = re.compile(
     r"\b(what(?:'s| is| does)? (?:in (?:this|the|your) (?:wiki|collection|knowledge base)|this wiki (?:cover|contain|about))|what (?:topics|subjects|pages)|list (?:the |all )?(?:topics|pages|subjects|concepts|sources)"
     r"|(?:summar(?:y|ise|ize)|overview) of (?:the|this) (?:wiki|collection)|what do(?:es)? (?:you|the wiki|this wiki) (?:know|cover|contain))",
@@ -260,7 +261,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
                 ContextItem(kind="wiki" if hit.kind == "wiki" else "source", label=hit.label, text=_strip_page(texts.get(hit.chunk_id, "")),
                             chunk_id=hit.chunk_id, path=hit.path, page=hit.page, breadcrumb=hit.breadcrumb, stale=hit.stale, title=hit.title)
             )
-        followed = _follow_citations(workspace, items, limit=max(2 * retrieval.source_chunks, 4))
+        followed = _follow_citations(workspace, items, limit=max(SELECT_POLICY.follow_factor * retrieval.source_chunks, SELECT_POLICY.min_followed))
         if followed:
             items += followed
             notes.append(f"The selected wiki chunks cite {len(followed)} more source chunks; they were added, so answers cite sources, not pages.")

@@ -158,15 +158,16 @@ def test_links_stale_pages_cross_references_orphans_and_thin_pages(planted):
 
 
 def test_without_an_nli_model_contradictions_are_skipped_and_the_report_says_so(planted):
-    workspace, *_ = planted
-    report = lint(workspace, backend=Reply("yes"))  # the configured default until trained weights ship: word overlap
-    from llmwiki.verify.nli import shipped_weights
+    from llmwiki.workspace import Workspace
 
-    if shipped_weights() is None:
-        assert any("not an NLI model" in note for note in report.notes)
-        assert not [f for f in report.findings if f.kind == "contradiction"]
-    else:
-        assert not any("not an NLI model" in note for note in report.notes)
+    workspace, *_ = planted
+    shipped = lint(workspace, backend=Reply("yes"))  # the control: the shipped verifier is an NLI model
+    assert not any("not an NLI model" in note for note in shipped.notes) and shipped.pairs_scored > 0
+    config = workspace.root / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('model = "llmwiki-default"', 'model = "lexical-overlap"'), encoding="utf-8")
+    report = lint(Workspace.open(workspace.root), backend=Reply("yes"))  # word overlap: no NLI model
+    assert any("not an NLI model" in note for note in report.notes)
+    assert not [finding for finding in report.findings if finding.kind == "contradiction"] and report.pairs_scored == 0
 
 
 def test_cli_lint_reports_and_fixes(planted):

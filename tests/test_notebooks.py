@@ -281,9 +281,15 @@ def test_maintain_notebook_lints_and_lists_history(sample, tmp_path):
     root = tmp_path / "ws"
     shutil.copytree(sample, root)
     Workspace.init(root)  # the copy becomes its own git repository, so it has a history
+    clean = run_notebook("maintain.py", root, "--lint")
+    assert clean.returncode == 0, clean.stderr
+    errors = int(re.search(r"lint: \d+ finding\(s\): (\d+) error, \d+ warning, \d+ info", clean.stdout).group(1))
+    page = sorted((root / "wiki" / "concepts").glob("*.md"))[0]
+    page.write_text(page.read_text(encoding="utf-8") + "\nSee [nowhere](nowhere.md).\n", encoding="utf-8")  # one broken link more
     result = run_notebook("maintain.py", root, "--lint")
     assert result.returncode == 0, result.stderr
-    assert re.search(r"lint: \d+ finding\(s\): \d+ error, \d+ warning, \d+ info", result.stdout)
+    found = re.search(r"lint: ([1-9]\d*) finding\(s\): (\d+) error, \d+ warning, \d+ info", result.stdout)
+    assert found and int(found.group(2)) > errors  # the planted link is found, and counted as an error
     assert re.search(r"history: [1-9]\d* change\(s\)", result.stdout)
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llmwiki.answer import MIN_SIMILARITY, answer_question, fill_places
+from llmwiki.answer import answer_question, fill_places
+from llmwiki.policy import ANSWER_POLICY
 from llmwiki.backends import ExtractiveBackend
 from llmwiki.ranker import (
     DEFAULT_RANKER,
@@ -102,7 +103,7 @@ def test_the_shipped_embedder_tells_a_question_about_the_sentence_from_one_about
     ranking = [(1.0, 0)]
     about = similarities(embedder, "What colours did the keeper paint the lighthouse tower?", inputs, ranking)[0]
     elsewhere = similarities(embedder, "Which river flows through the capital of Mongolia?", inputs, ranking)[0]
-    assert about >= MIN_SIMILARITY > elsewhere
+    assert about >= ANSWER_POLICY.min_similarity > elsewhere
 
 
 def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):

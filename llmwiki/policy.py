@@ -1,0 +1,96 @@
+"""Every value chosen on data, in one frozen record per step, with the data and figure it was chosen on.
+
+A number that was read off a benchmark (a threshold, a weight, a count of
+sentences) lives here, documented, and is passed to the step that uses it;
+plain-English constants (a sentence is four words or more, a preview is 400
+characters) stay where they are, named. ``AnswerPolicy.from_config`` takes
+what a user may override in wiki_config.toml (how strict refusals are);
+the verifier's windows and threshold are ``[verification]`` settings.
+
+The data: CMU QA S08 (``../shared/data/cmu-qa``, four sets of Wikipedia
+articles and questions), fitted with each set held out where the figure
+says "held out"; the changed-fact claims bench/verify.py makes from the same
+articles; WiCE dev. No value here was fitted on one example.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class AnswerPolicy:
+    """How the extractive answer ranks sentences, gives verdicts and refuses (llmwiki.answer, llmwiki.questions)."""
+
+    # The share of a question's terms, each weighted by its rarity in the store, that the best sentence and the best
+    # passage must hold before anything is answered (sentence, passage). The corpus a workspace holds is interlinked:
+    # asked without its article, "What is the largest city in Romania?" still finds Romania in passing in articles
+    # about other things. A question that names the subject of a selected document (a word of its title) is asked of
+    # an article about it, so less of its wording must match; one that names none must match more. Set on S08 with
+    # each set's questions asked of a workspace of the other three (bench/refusals.py): off-topic refused 0.889 ->
+    # 0.913 and answerable refused 0.050 -> 0.042 against one pair (0.45, 0.5) for every question, better on each set.
+    min_shares_about_title: tuple[float, float] = (0.3, 0.35)
+    min_shares_else: tuple[float, float] = (0.5, 0.55)
+    # The calibrated verifier score at which a yes/no statement counts as supported (the verifier's own threshold).
+    yes_threshold: float = 0.5
+    # P(contradiction) of the closest sentence at which a yes/no statement is answered no.
+    no_contradiction: float = 0.5
+    # A question of one or two words that carry weight is answered only when the answer ranker gives some sentence
+    # that may lead P(holds the answer) >= min_answer_p. S08, each answerable question scored by a ranker trained
+    # without its set: off-topic refused 0.847 -> 0.888, answerable refused 0.035 -> 0.041.
+    few_terms: int = 2
+    min_answer_p: float = 0.15
+    # No sentence of the hand ranking's best `ranked` within this cosine of the question: refused. S08 scratch sweep
+    # (int8 MiniLM): every value from 0.28 to 0.33 refuses the same off-topic questions (0.888 -> 0.908).
+    min_similarity: float = 0.3
+    # The selector's order as a prior in the hand ranking: prior / (1 + place). bench/qa.py: 0.551 vs 0.539 at 0.05.
+    selector_prior: float = 0.5
+    # Added to a sentence's hand score when it holds the kind of thing asked for (a date for "when", a name for
+    # "who"); S08 fact questions, bench/ranker.py's hand rows.
+    answer_type_bonus: float = 0.35
+    # The best sentences about the question's subject that a yes/no verdict reads (S08 yes/no questions, bench/qa.py).
+    yes_no_sentences: int = 4
+    # The sentences an answer gives when the question asks to list, describe or explain.
+    listing_sentences: int = 3
+    # The best sentences whose subjects must agree before "he" in a question that names no one is answered.
+    whose_sentences: int = 3
+    # The answer ranker (llmwiki.ranker): the hand ranking's best `ranked` sentences are reordered by score +
+    # ranker_weight x P(holds the answer) + similarity_weight x cosine(question, sentence). S08, each set held out
+    # (bench/ranker.py): the reference is in the best 12 for 0.66 of fact questions; first sentence / first two hold
+    # it 0.525 / 0.605 -> 0.537 / 0.605 with the cosine.
+    ranked: int = 12
+    ranker_weight: float = 2.0
+    similarity_weight: float = 2.0
+
+    @classmethod
+    def from_config(cls, chat) -> AnswerPolicy:
+        """The shipped policy with what a workspace's ``[chat]`` overrides (refusal shares)."""
+        policy = cls()
+        overrides = {name: tuple(getattr(chat, name)) for name in ("min_shares_about_title", "min_shares_else") if getattr(chat, name, None) is not None}
+        return replace(policy, **overrides) if overrides else policy
+
+
+@dataclass(frozen=True)
+class SelectPolicy:
+    """How much context the pre-retrieval selector gathers (llmwiki.select)."""
+
+    # Source chunks cited by the selected wiki chunks are followed up to max(follow_factor x source_chunks,
+    # min_followed): S08 bench/qa.py, the share of fact questions whose context holds the answer.
+    follow_factor: int = 2
+    min_followed: int = 4
+    # Dataset rows shown to an answer or a tool call; more are counted, not shown (a plain bound on context size).
+    max_dataset_rows: int = 50
+
+
+@dataclass(frozen=True)
+class VerifyPolicy:
+    """What the verifier's fact checks read (llmwiki.verify.facts)."""
+
+    # A negation governs the words this far after it ("never accepted the offer"): changed-fact claims of
+    # bench/verify.py, negation caught 87.5 on S08 sets 3-4 held out.
+    negation_scope: int = 3
+
+
+ANSWER_POLICY = AnswerPolicy()
+SELECT_POLICY = SelectPolicy()
+VERIFY_POLICY = VerifyPolicy()
