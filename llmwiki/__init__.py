@@ -18,7 +18,7 @@ The package in layers; a module imports only from its own layer or below
 6. ``journal``: crash safety around every write, and ``open_workspace``
 7. ``wiki``: the one write path (publish), and ingest + generation as one unit
 8. ``select`` (pre-retrieval), ``verify.page`` (page verification)
-9. ``answer``, ``maintain`` (withdraw, edit, delete, restore), ``ranker.train``
+9. ``answer``, ``maintain`` (withdraw, edit, delete, restore), ``review`` (verdicts, queue, contested claims, held pages), ``ranker.train``
 10. ``lint``
 11. ``cli`` (and the notebooks): gather input, show output
 """

@@ -780,4 +780,7 @@ def save_answer(workspace: Workspace, answer: Answer, *, title: str | None = Non
         sections[f"chat {len(sections) + 1:03d} {now}"] = section
         text = with_citations(store, meta, join_sections(preamble, sections), relative)
         _, commit = publish(workspace, {relative: text}, operation="save answer", subject=relative)
+    from llmwiki.review import apply_hold
+
+    apply_hold(workspace, [relative], model_written=answer.backend != "extractive", verifier=workspace.verifier)  # [review] hold
     return relative, commit

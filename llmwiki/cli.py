@@ -113,10 +113,21 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
         console.print(f"Finished {len(report.finished)} source(s) an earlier run left without pages: {', '.join(report.finished)}", highlight=False, markup=False)
     if report.generation is not None:
         _print_generation(report.generation)
+        _hold(workspace, report.generation.pages)
     totals = workspace.store.totals()
     console.print(f"Store: {totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks, {totals['tokens']} tokens")
     if report.problems:
         sys.exit(2)
+
+
+def _hold(workspace: Workspace, pages, *, backend=None) -> None:
+    """[review] hold: verify the pages a model just wrote and hold those it says to, saying which."""
+    from llmwiki.review import apply_hold
+
+    backend = backend or workspace.backend()
+    held = apply_hold(workspace, list(pages), model_written=getattr(backend, "generates", False), verifier=workspace.verifier)
+    if held:
+        console.print(f"Held {len(held)} page(s) for review ([review] hold); `llmwiki review --queue` lists them: {', '.join(held)}", markup=False, highlight=False)
 
 
 def _print_generation(generation) -> None:
@@ -141,8 +152,10 @@ def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: b
         documents = sources_for(workspace, names)
     else:
         raise click.UsageError("name a source or page, or pass --all")
-    generation = regenerate_sources(workspace, documents, backend=workspace.backend(), tracer=workspace.tracer(), operation="regenerate")
+    backend = workspace.backend()
+    generation = regenerate_sources(workspace, documents, backend=backend, tracer=workspace.tracer(), operation="regenerate")
     _print_generation(generation)
+    _hold(workspace, generation.pages, backend=backend)
 
 
 @cli.command()
@@ -224,52 +237,174 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
 @click.option("--changed", is_flag=True, help="Verify pages with no verification or an outdated one.")
 @click.option("--force", is_flag=True, help="Score again even when the page and its sources are unchanged.")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Supported at or above this score (default: [verification] threshold).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per page: every sentence with its verdict, score, raw NLI probability, reason and excerpt.")
-def verify(pages, workspace_path, everything, changed, force, threshold, as_json) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per page as it is verified: every sentence with the model's score, the reviewer's verdict, reason and excerpt.")
+@click.option("--fail-under", type=click.FloatRange(0, 1), default=None, help="Exit 1, naming them, when a page's supported share (reviewers' verdicts first) is under this (a CI gate).")
+@click.option("--recalibrate", is_flag=True, help="Refit this workspace's calibration from its reviewers' verdicts (kept only if it agrees with them more often).")
+def verify(pages, workspace_path, everything, changed, force, threshold, as_json, fail_under, recalibrate) -> None:
     """Score each sentence of wiki pages against their sources (local NLI model and fact checks)."""
-    from llmwiki.verify import pages_needing_verification, verify_pages, wiki_pages
+    from llmwiki.review import review_of
+    from llmwiki.verify import pages_needing_verification, verify_page, wiki_pages
     from llmwiki.verify.nli import describe, not_nli_note
 
     workspace = _workspace(workspace_path)
+    if recalibrate:
+        from llmwiki.review import recalibrate_from_verdicts
+
+        verifier = workspace.verifier()
+        outcome = recalibrate_from_verdicts(workspace, verifier.name)
+        console.print(outcome.summary() + (" Score the pages with it: llmwiki verify --all --force." if outcome.kept else ""), markup=False, highlight=False)
+        if not (pages or everything or changed):
+            return
     threshold = workspace.config.verification.threshold if threshold is None else threshold
     if everything or changed:
         names = pages_needing_verification(workspace) if changed else wiki_pages(workspace)
     elif pages:
-        names = [workspace.relative(workspace.root / page) if not page.startswith("/") else workspace.relative(page) for page in pages]
+        from llmwiki.review import page_under_wiki
+
+        names = [page_under_wiki(workspace, page) for page in pages]
     else:
         raise click.UsageError("name pages, or pass --all or --changed")
     verifier = workspace.verifier()
     if (note := not_nli_note(verifier)) is not None:
         errors.print(f"note: {note}", markup=False, highlight=False)
+    reviews, failures = [], []
     with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:
-        task = progress.add_task("", total=None)
-        results, failures = verify_pages(workspace, names, verifier, force=force, on_progress=lambda done, total, page: progress.update(task, completed=done, total=total, description=page))
-    if as_json:
-        for result in results:
-            click.echo(json.dumps(result.as_json(threshold), ensure_ascii=False))
+        task = progress.add_task("", total=len(names))
+        for done, name in enumerate(names):
+            progress.update(task, completed=done, description=name)
+            try:
+                result = verify_page(workspace, name, verifier, force=force, premises_per_sentence=workspace.config.verification.premises_per_sentence)
+            except LlmwikiError as err:
+                failures.append((name, str(err)))
+                if as_json:
+                    click.echo(json.dumps({"page": name, "error": str(err)}, ensure_ascii=False))
+                continue
+            review = review_of(workspace, name, result)
+            reviews.append(review)
+            if as_json:  # one object per page as it finishes
+                click.echo(json.dumps(review.as_json(threshold), ensure_ascii=False, default=str))
+        progress.update(task, completed=len(names))
+    below = [(review.page, review.supported_share(threshold)) for review in reviews if fail_under is not None and review.supported_share(threshold) < fail_under]
+    if not as_json:
+        table = Table(title=f"Verification ({describe(verifier)}, threshold {threshold:g})")
+        for column in ("page", "sentences", "supported", "model alone", "reviewed", "re-scored", "outdated"):
+            table.add_column(column)
+        for review in reviews:
+            result = review.verification
+            reviewed = sum(row.state in ("accepted", "rejected") for row in review.sentences)
+            changed_since = review.count("changed since")
+            table.add_row(review.page + (" [held]" if review.held else ""), str(len(result.sentences)), f"{review.supported_share(threshold):.0%}",
+                          f"{review.model_share(threshold):.0%}", f"{reviewed}" + (f" ({changed_since} changed since)" if changed_since else ""),
+                          "no" if result.reused else "yes", "yes" if result.outdated else "no")
+        console.print(table)
+        for review in reviews:
+            for row in review.sentences:
+                sentence = row.score
+                if row.state == "accepted":
+                    continue
+                if row.state == "rejected":
+                    console.print(f"{review.page}: sentence {row.number} rejected by {row.verdict.reviewer}{': ' + row.verdict.note if row.verdict.note else ''} "
+                                  f"(model {sentence.value:.2f}): {sentence.sentence}", markup=False, highlight=False)
+                elif (why := sentence.why(threshold)) is not None:
+                    before = f" (reviewed before, changed since: {row.verdict.verdict}ed by {row.verdict.reviewer})" if row.state == "changed since" else ""
+                    console.print(f"{review.page}: sentence {row.number} unsupported ({sentence.value:.2f}){before}: {sentence.sentence}\n    why: {why}\n"
+                                  f"    excerpt ({sentence.excerpt_path}, chunk {sentence.excerpt_chunk_id}): {sentence.excerpt}", markup=False, highlight=False)
+            for contest in review.contests:
+                console.print(f"{review.page}: contested claim {contest.id} ({contest.status}) between {contest.page_a} and {contest.page_b}: "
+                              f"\"{contest.sentence_a}\" / \"{contest.sentence_b}\"", markup=False, highlight=False)
+        for review in reviews:
+            if review.verification.missing_sources:
+                errors.print(f"note: {review.page} was checked without its missing sources {', '.join(review.verification.missing_sources)}; ingest them and verify again.", markup=False, highlight=False)
         for page, reason in failures:
-            click.echo(json.dumps({"page": page, "error": reason}, ensure_ascii=False))
-        if failures:
-            sys.exit(2)
-        return
-    table = Table(title=f"Verification ({describe(verifier)}, threshold {threshold:g})")
-    for column in ("page", "sentences", "supported", "re-scored", "outdated"):
-        table.add_column(column)
-    for result in results:
-        table.add_row(result.page, str(len(result.sentences)), f"{result.supported_share(threshold):.0%}", "no" if result.reused else "yes", "yes" if result.outdated else "no")
-    console.print(table)
-    for result in results:
-        for sentence in result.sentences:
-            if (why := sentence.why(threshold)) is not None:
-                console.print(f"{result.page}: unsupported ({sentence.value:.2f}): {sentence.sentence}\n    why: {why}\n    excerpt ({sentence.excerpt_path}, chunk {sentence.excerpt_chunk_id}): {sentence.excerpt}",
-                              markup=False, highlight=False)
-    for result in results:
-        if result.missing_sources:
-            errors.print(f"note: {result.page} was checked without its missing sources {', '.join(result.missing_sources)}; ingest them and verify again.", markup=False, highlight=False)
-    for page, reason in failures:
-        errors.print(f"[red]failed[/red] {reason}", highlight=False)
+            errors.print(f"[red]failed[/red] {reason}", highlight=False)
+    if below:
+        for page, share in below:
+            errors.print(f"under {fail_under:.0%}: {page} ({share:.0%} supported)", markup=False, highlight=False)
+        errors.print(f"{len(below)} page(s) under the --fail-under share; review them (`llmwiki review PAGE`) or correct them.", markup=False, highlight=False)
+        sys.exit(1)
     if failures:
         sys.exit(2)
+
+
+@cli.command()
+@click.argument("page", required=False)
+@workspace_option
+@click.option("--accept", "accepted", multiple=True, help="Sentence numbers to accept as supported (3, or 3,4).")
+@click.option("--reject", "rejected", multiple=True, help="Sentence numbers to reject as unsupported.")
+@click.option("--note", default=None, help="Why (kept with the rejections, or with the acceptances when nothing is rejected).")
+@click.option("--reviewer", default=None, help="Who decides (default: git config user.name).")
+@click.option("--release", is_flag=True, help="Release a page held for review: it becomes evidence again.")
+@click.option("--queue", is_flag=True, help="List what waits for a reviewer, oldest first: held pages, contested claims, reviewed sentences changed since.")
+@click.option("--contest", "contest_id", type=int, default=None, help="Resolve this contested claim (with --keep).")
+@click.option("--keep", type=click.Choice(["a", "b", "both"]), default=None, help="With --contest: keep side a or b (the other is rejected), or both as contested.")
+@click.option("--unreviewed", is_flag=True, help="List only the sentences no reviewer has decided (or that changed since).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the page's sentences with scores and verdicts, or the queue).")
+def review(page, workspace_path, accepted, rejected, note, reviewer, release, queue, contest_id, keep, unreviewed, as_json) -> None:
+    """Review a page's sentences: list them with the model's score and the reviewers' verdicts, accept or reject them."""
+    from llmwiki import review as reviewing
+
+    workspace = _workspace(workspace_path)
+    if queue:
+        items = reviewing.review_queue(workspace)
+        if as_json:
+            click.echo(json.dumps([item.as_json() for item in items], ensure_ascii=False))
+            return
+        if not items:
+            console.print("Nothing waits for a reviewer.")
+        for item in items:
+            where = f" #{item.contest_id}" if item.contest_id is not None else (f" sentence {item.sentence}" if item.sentence else "")
+            console.print(f"{item.since or '-':19}  {item.kind}{where}  {item.page}: {item.reason}", markup=False, highlight=False)
+        return
+    name = reviewing.reviewer_name(workspace, reviewer)
+    if contest_id is not None:
+        if keep is None:
+            raise click.UsageError("--contest needs --keep a, b or both")
+        resolved = reviewing.resolve(workspace, contest_id, keep=keep, note=note, reviewer=name, verifier=workspace.verifier())
+        console.print(f"contested claim {resolved.id}: {resolved.status} ({name})", markup=False, highlight=False)
+        return
+    if page is None:
+        raise click.UsageError("name a page (wiki/concepts/NAME.md), or pass --queue")
+    numbers = {flag: _sentence_numbers(values, flag) for flag, values in (("--accept", accepted), ("--reject", rejected))}
+    relative = reviewing.page_under_wiki(workspace, page)
+    reviewed = reviewing.review_page(workspace, relative, workspace.verifier())
+    if numbers["--accept"] or numbers["--reject"]:
+        recorded = reviewing.decide(workspace, reviewed, accept=numbers["--accept"], reject=numbers["--reject"], note=note, reviewer=name)
+        console.print(f"{relative}: {len(recorded)} verdict(s) recorded by {name}", markup=False, highlight=False)
+        reviewed = reviewing.review_of(workspace, relative, reviewed.verification)
+    if release:
+        commit = reviewing.release(workspace, relative, reviewer=name)
+        console.print(f"{relative}: released by {name}" + (f" (commit {commit[:10]})" if commit else ""), markup=False, highlight=False)
+        reviewed = reviewing.review_of(workspace, relative, reviewed.verification)
+    threshold = workspace.config.verification.threshold
+    if as_json:
+        click.echo(json.dumps(reviewed.as_json(threshold), ensure_ascii=False, default=str))
+        return
+    table = Table(title=f"{relative}: {reviewed.supported_share(threshold):.0%} supported (model alone {reviewed.model_share(threshold):.0%})"
+                  + (f"; held: {reviewed.held}" if reviewed.held else ""))
+    for column in ("#", "model", "review", "sentence"):
+        table.add_column(column)
+    for row in reviewed.sentences:
+        if unreviewed and row.state in ("accepted", "rejected"):
+            continue
+        model = f"{row.score.value:.2f} {'ok' if row.score.supported(threshold) else 'unsupported'}"
+        state = row.state if row.verdict is None else f"{row.state} ({row.verdict.reviewer}{': ' + row.verdict.note if row.verdict.note else ''})"
+        table.add_row(str(row.number), model, state, row.score.sentence + (f"\n  why: {row.score.why(threshold)}" if row.score.why(threshold) else ""))
+    console.print(table)
+    for contest in reviewed.contests:
+        console.print(f"contested claim {contest.id} ({contest.status}): {contest.page_a}: \"{contest.sentence_a}\" / {contest.page_b}: \"{contest.sentence_b}\""
+                      f" — resolve with `llmwiki review --contest {contest.id} --keep a|b|both`", markup=False, highlight=False)
+
+
+def _sentence_numbers(values: tuple[str, ...], flag: str) -> list[int]:
+    numbers = []
+    for value in values:
+        for part in value.replace(" ", ",").split(","):
+            if not part:
+                continue
+            if not part.isdigit():
+                raise click.BadParameter(f"{part!r}: give sentence numbers as listed by `llmwiki review PAGE` (3, or 3,4)", param_hint=flag)
+            numbers.append(int(part))
+    return numbers
 
 
 @cli.command()
@@ -463,6 +598,13 @@ def status(workspace_path: str | None) -> None:
         console.print(f"[red]failed[/red] {document.path}: {document.error}", highlight=False)
     totals = store.totals()
     console.print(f"{totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks")
+    from llmwiki.review import summary
+
+    reviewed = summary(workspace)
+    if reviewed.pages:
+        console.print(f"Review: {reviewed.verified} of {reviewed.pages} pages verified, {reviewed.supported_share:.0%} of their sentences supported "
+                      f"(reviewers' verdicts first); {reviewed.unreviewed} unsupported sentence(s) unreviewed, {reviewed.contested} contested claim(s) open, "
+                      f"{reviewed.queued} item(s) queued ({reviewed.held} page(s) held)", markup=False, highlight=False)
 
 
 @cli.command("search")

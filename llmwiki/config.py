@@ -140,6 +140,14 @@ class LintConfig(_Section):
     max_pairs: int = Field(2000, ge=1)  # sentence pairs scored per lint run (largest word overlap first)
 
 
+class ReviewConfig(_Section):
+    # Pages a model wrote (generated, regenerated, saved answers): "none" publishes them as they are; "unsupported"
+    # holds those whose supported share falls under [verification] threshold; "all" holds every one. A held page is
+    # kept in git and marked in its frontmatter, and is not used as evidence until a reviewer releases it.
+    hold: Literal["none", "unsupported", "all"] = "none"
+    min_verdicts: int = Field(50, ge=10)  # `llmwiki verify --recalibrate` needs this many verdicts, some of each kind
+
+
 class WikiConfig(_Section):
     chunking: ChunkingConfig = ChunkingConfig()
     ingest: IngestConfig = IngestConfig()
@@ -153,6 +161,7 @@ class WikiConfig(_Section):
     store: StoreConfig = StoreConfig()
     history: HistoryConfig = HistoryConfig()
     lint: LintConfig = LintConfig()
+    review: ReviewConfig = ReviewConfig()
 
 
 DEFAULT_CONFIG_TOML = """\
@@ -228,6 +237,10 @@ keep_snapshots = 10    # older snapshots are pruned; restoring to an older commi
 thin_words = 40        # page bodies shorter than this are reported thin
 contradiction_threshold = 0.7  # P(contradiction) at which two concept-page sentences are reported
 max_pairs = 2000       # sentence pairs the NLI model scores per run (most word overlap first)
+
+[review]
+hold = "none"          # pages a model writes: "none", "unsupported" (hold those under the threshold for a reviewer) or "all"
+min_verdicts = 50      # reviewer verdicts needed before `llmwiki verify --recalibrate` refits the calibration
 """
 
 

@@ -21,7 +21,7 @@ import posixpath
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from llmwiki.pages import link_target, source_paths, split_frontmatter
@@ -47,6 +47,8 @@ class Finding:
     sentences: tuple[str, ...] = ()
     score: float | None = None
     confirmed: bool | None = None  # contradictions: the LLM's verdict, None when none was asked
+    source_a: str | None = None  # contradictions: the shared source each sentence is quoted from (or rests on)
+    source_b: str | None = None
     name: str = ""  # missing-page findings: the concept
 
 
@@ -174,7 +176,7 @@ def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Call
         words = len(CONTENT_WORD.findall(page.prose))
         if words < config.thin_words:
             report.findings.append(Finding("thin", "info", (path,), f"{path} has {words} words of prose", "add to it from its sources, or merge it into a related page"))
-    report.findings += _contradictions(workspace, concepts, report, verifier=verifier, backend=backend, on_progress=on_progress)
+    report.findings += _recorded(workspace, _contradictions(workspace, concepts, report, verifier=verifier, backend=backend, on_progress=on_progress), report)
     order = {severity: index for index, severity in enumerate(SEVERITIES)}
     report.findings.sort(key=lambda finding: (order[finding.severity], finding.kind, finding.pages))
     return report
@@ -270,10 +272,39 @@ def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: Li
         confirmed = _confirm(backend, a, b) if generates else None
         severity = "info" if confirmed is False else "warning"
         verdict = {None: "", True: "; the LLM confirms it", False: "; the LLM does not confirm it"}[confirmed]
+        shared = sorted(concepts[first].sources & concepts[second].sources)
+        source_a = next(iter(sorted(quoted_from[a] & set(shared))), shared[0] if shared else None)
+        source_b = next(iter(sorted(quoted_from[b] & set(shared))), shared[0] if shared else None)
         findings.append(Finding("contradiction", severity, (first, second), f"{first} and {second} (which share a source) may contradict each other (P = {score:.2f}{verdict})",
                                 "check both against their sources and correct one; `llmwiki lint --fix` writes a warning into both pages",
-                                sentences=(a, b), score=score, confirmed=confirmed))
+                                sentences=(a, b), score=score, confirmed=confirmed, source_a=source_a, source_b=source_b))
     return findings
+
+
+def _recorded(workspace: Workspace, findings: list[Finding], report: LintReport) -> list[Finding]:
+    """Each contradiction (not refused by the LLM) kept as a contested claim until a reviewer resolves it
+    (``llmwiki review --contest``); one resolved already is reported as such, at info."""
+    store = workspace.store
+    kept = []
+    new = 0
+    for finding in findings:
+        if finding.kind != "contradiction" or finding.confirmed is False:
+            kept.append(finding)
+            continue
+        (page_a, page_b), (sentence_a, sentence_b) = finding.pages, finding.sentences
+        contest_id, is_new = store.save_contest(key=_key(page_a, page_b, sentence_a, sentence_b), page_a=page_a, sentence_a=sentence_a,
+                                                source_a=finding.source_a, page_b=page_b, sentence_b=sentence_b, source_b=finding.source_b, score=finding.score)
+        new += is_new
+        contest = next(row for row in store.contests(page_path=page_a) if row.id == contest_id)
+        if contest.status == "open":
+            kept.append(replace(finding, detail=f"{finding.detail}; contested claim {contest_id}",
+                                action=f"resolve it: `llmwiki review --contest {contest_id} --keep a|b|both` (a: {page_a}, b: {page_b})"))
+        else:
+            kept.append(replace(finding, severity="info", detail=f"{finding.detail}; contested claim {contest_id}, resolved by {contest.reviewer} ({contest.status})",
+                                action="nothing: a reviewer resolved it"))
+    if new:
+        report.notes.append(f"{new} new contested claim(s) recorded; `llmwiki review --queue` lists them")
+    return kept
 
 
 def _source_texts(workspace: Workspace, paths: set[str]) -> dict[str, list[str]]:

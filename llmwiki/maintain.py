@@ -293,7 +293,7 @@ def move_store(workspace: Workspace, url: str, *, on_table=None) -> StoreMove:
     references, verifications, embeddings; ids kept, so citations hold), check every count, and point
     wiki_config.toml at it. Nothing is written to the config unless every count agrees."""
     from llmwiki.config import CONFIG_FILENAME, StoreConfig, set_store_url
-    from llmwiki.store import CONTENT_TABLES, open_store
+    from llmwiki.store import COPIED_TABLES, open_store
 
     try:
         StoreConfig(url=url)
@@ -305,9 +305,9 @@ def move_store(workspace: Workspace, url: str, *, on_table=None) -> StoreMove:
     target = open_store(path=None, url=url, lock_timeout_s=workspace.config.store.lock_timeout_s)
     with workspace.write_lock():
         expected = source.row_counts()
-        copied = target.load_tables([(table, *source.table_rows(table)) for table in CONTENT_TABLES], on_table=on_table)
+        copied = target.load_tables([(table, *source.table_rows(table)) for table in COPIED_TABLES], on_table=on_table)
         found = target.row_counts()
-        wrong = {table: (expected[table], found[table]) for table in CONTENT_TABLES if not expected[table] == copied[table] == found[table]}
+        wrong = {table: (expected[table], found[table]) for table in COPIED_TABLES if not expected[table] == copied[table] == found[table]}
         if wrong:
             target.clear()
             problems = ", ".join(f"{table}: {want} in the workspace, {got} on the server" for table, (want, got) in wrong.items())

@@ -99,6 +99,16 @@ def split_frontmatter(text: str) -> tuple[dict, str]:
     return frontmatter.meta, frontmatter.body.lstrip("\n")
 
 
+HELD = "held"  # the frontmatter's `review:` value for a page a reviewer has not released yet (llmwiki.review)
+
+
+def held_reason(meta: Mapping) -> str | None:
+    """Why a page's frontmatter holds it for review (None: it is not held, and may be used as evidence)."""
+    if meta.get("review") != HELD:
+        return None
+    return str(meta.get("held_reason") or "held for review")
+
+
 def source_entries(meta: Mapping) -> list[dict]:
     """The frontmatter's `sources` entries that name a path (a hand edit may leave the list empty or not a list)."""
     listed = meta.get("sources")

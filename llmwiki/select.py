@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmwiki.policy import SELECT_POLICY
-from llmwiki.pages import cited_chunk_ids, split_frontmatter, strip_citation_definitions
+from llmwiki.pages import cited_chunk_ids, held_reason, split_frontmatter, strip_citation_definitions
 from llmwiki.questions import without_frame
 from llmwiki.search import SearchResult, search
 from llmwiki.workspace import Workspace
@@ -245,7 +245,10 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
         retrieval = settings.retrieval
         search_result = search(workspace, query, scope="wiki", limit=retrieval.wiki_chunks)
         scope_used = "wiki"
-        hits = list(search_result.hits)
+        held = _held_pages(workspace, {hit.path for hit in search_result.hits})
+        hits = [hit for hit in search_result.hits if hit.path not in held]
+        if held:
+            notes.append(f"{len(held)} page(s) held for review left out until a reviewer releases them: {', '.join(sorted(held))}.")
         if search_result.case != "no_terms":
             # The sources too: a wiki quotes only part of each source (on CMU QA S08 this lifts the
             # share of fact questions whose context holds the answer from 0.764 to 0.770).
@@ -283,6 +286,16 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
         seen.add(key)
         unique.append(item)
     return Selection(question=question, items=tuple(unique), search=search_result, searched_scope=scope_used, query=query, notes=tuple(notes))
+
+
+def _held_pages(workspace: Workspace, paths: set[str]) -> set[str]:
+    """The wiki pages among paths that are held for review (their frontmatter says so): no answer rests on them."""
+    held = set()
+    for path in paths:
+        page = workspace.root / path
+        if path.startswith("wiki/") and page.is_file() and held_reason(split_frontmatter(page.read_text(encoding="utf-8"))[0]) is not None:
+            held.add(path)
+    return held
 
 
 def _follow_citations(workspace: Workspace, items: list[ContextItem], *, limit: int) -> list[ContextItem]:

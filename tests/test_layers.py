@@ -24,7 +24,7 @@ LAYERS = (
     {"journal"},
     {"wiki"},
     {"select", "verify.page", "verify"},
-    {"answer", "maintain", "ranker.train"},
+    {"answer", "maintain", "ranker.train", "review"},
     {"lint"},
     {"cli", "__main__", ""},
 )

@@ -18,7 +18,7 @@ import pytest
 
 from llmwiki.errors import StoreConflictError
 from llmwiki.records import Chunk, PageText
-from llmwiki.store import CONTENT_TABLES, MIGRATIONS, Store, open_store
+from llmwiki.store import CONTENT_TABLES, COPIED_TABLES, MIGRATIONS, Store, open_store
 
 
 @pytest.fixture(params=["duckdb", "postgresql"])
@@ -127,7 +127,7 @@ def test_listings_counts_and_summaries(store):
     store.set_page_references(page.id, cites=[source.id], links_to=[], derived_from=source.id)
     assert [(document.path, summary) for document, summary in store.source_summaries()] == [("sources/kelp.md", "wiki/summaries/kelp.md")]
     counts = store.row_counts()
-    assert set(counts) == set(CONTENT_TABLES) and counts["documents"] == 3 and counts["chunks"] == 3 and counts["doc_references"] == 1
+    assert set(counts) == set(COPIED_TABLES) and counts["documents"] == 3 and counts["chunks"] == 3 and counts["doc_references"] == 1
 
 
 def test_a_stale_mark_holds_its_reason_until_the_page_is_rewritten(store):
@@ -247,7 +247,7 @@ def test_bulk_load_rebuild_and_clear(store):
         store.mark_stale(store.document_by_path("wiki/b.md").id, "grouped")
     assert store.stale_reason(store.document_by_path("wiki/b.md").id) == "grouped"
     store.clear()
-    assert store.row_counts() == dict.fromkeys(CONTENT_TABLES, 0)
+    assert {table: count for table, count in store.row_counts().items() if table in CONTENT_TABLES} == dict.fromkeys(CONTENT_TABLES, 0)
     assert store.migration_names() == [migration.__name__ for migration in MIGRATIONS]  # the schema stays
 
 
@@ -265,3 +265,47 @@ def test_a_session_holds_one_connection_for_its_steps(store):
             assert first is second
     with store.connect() as first, store.connect() as second:  # the control: outside a session, each step has its own
         assert first is not second
+
+
+def _decision(seq: int, verdict: str, **extra) -> dict:
+    return {"seq": seq, "sentence": f"Sentence {seq}.", "evidence": "An excerpt.", "evidence_chunk_id": None, "verdict": verdict,
+            "note": None, "reviewer": "ana", "model_score": 0.4, "features": (0.4, 0.1, 0.0, 0.0, 0.0, 0.0, 0.9), **extra}
+
+
+def test_verdicts_are_kept_by_page_and_a_decision_on_an_unseen_verdict_is_refused(store):
+    page = _stored(store, "wiki/concepts/kelp.md", ["Kelp grows fast."], kind="wiki")
+    [first] = store.record_verdicts(page.path, [_decision(0, "accept")], seen={0: None})
+    [verdict] = store.verdicts(page.path)
+    assert (verdict.id, verdict.verdict, verdict.reviewer, verdict.features[-1], verdict.evidence) == (first, "accept", "ana", 0.9, "An excerpt.")
+    with pytest.raises(StoreConflictError, match="just decided by ana"):  # bo had not seen ana's verdict
+        store.record_verdicts(page.path, [_decision(0, "reject", reviewer="bo", note="wrong year")], seen={0: None})
+    assert len(store.verdicts(page.path)) == 1  # nothing was written
+    store.record_verdicts(page.path, [_decision(0, "reject", reviewer="bo", note="wrong year\x00"), _decision(1, "accept")], seen={0: first, 1: None})
+    latest = store.verdicts(page.path)
+    assert [(row.seq, row.verdict, row.reviewer) for row in latest] == [(0, "accept", "ana"), (0, "reject", "bo"), (1, "accept", "ana")]
+    assert latest[1].note.startswith("wrong year")
+    assert store.verdicts("wiki/other.md") == [] and len(store.verdicts()) == 3
+    store.replace_content(page.id, content_hash="2", size_bytes=1, mtime=0.0, parser="md", title=None, pages=[PageText(1, "Two.")], chunks=[_chunk("Two.")])
+    store.clear()
+    assert len(store.verdicts(page.path)) == 3  # a re-index or a rebuild from the files keeps what reviewers decided
+
+
+def test_contested_claims_are_recorded_once_and_resolved_once(store):
+    contest_id, new = store.save_contest(key="k1", page_a="wiki/a.md", sentence_a="Kelp is red.", source_a="sources/a.md",
+                                         page_b="wiki/b.md", sentence_b="Kelp is green.", source_b="sources/b.md", score=0.8)
+    again, new_again = store.save_contest(key="k1", page_a="wiki/a.md", sentence_a="Kelp is red.", source_a="sources/a.md",
+                                          page_b="wiki/b.md", sentence_b="Kelp is green.", source_b="sources/b.md", score=0.9)
+    assert new and not new_again and again == contest_id
+    [open_one] = store.contests(status="open")
+    assert (open_one.score, open_one.page_b, open_one.status) == (0.9, "wiki/b.md", "open")
+    assert store.contests(page_path="wiki/b.md") == [open_one] and store.contests(page_path="wiki/c.md") == []
+    resolved = store.resolve_contest(contest_id, status="kept_a", note="b misread", reviewer="ana")
+    assert (resolved.status, resolved.reviewer, resolved.note) == ("kept_a", "ana", "b misread") and resolved.resolved_at is not None
+    assert store.contests(status="open") == []
+    with pytest.raises(StoreConflictError, match="resolved already by ana"):
+        store.resolve_contest(contest_id, status="both", note=None, reviewer="bo")
+    with pytest.raises(StoreConflictError, match="does not exist"):
+        store.resolve_contest(999, status="both", note=None, reviewer="bo")
+    store.save_contest(key="k1", page_a="wiki/a.md", sentence_a="Kelp is red.", source_a=None, page_b="wiki/b.md", sentence_b="Kelp is green.",
+                       source_b=None, score=0.9)
+    assert store.contests()[0].status == "kept_a"  # found again by a later lint: it stays resolved

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from llmwiki.errors import StoreConflictError, StoreError
 from llmwiki.records import Chunk, Document, PageText
 from llmwiki.store.dialect import Dialect
-from llmwiki.store.schema import CONTENT_TABLES, MIGRATIONS, Migration
+from llmwiki.store.schema import CONTENT_TABLES, COPIED_TABLES, MIGRATIONS, Migration
 
 DOCUMENT_COLUMNS = (
     "id, kind, path, title, status, error, content_hash, size_bytes, mtime, version, parser, "
@@ -43,7 +43,9 @@ BM25_B = 0.75
 _CHUNK_COLUMNS = "id, document_id, page_number, start_offset, end_offset, token_count, breadcrumb, text"
 _VERIFICATION_KEYS = ("id", "body_hash", "source_hashes", "model", "threshold", "started_at", "finished_at", "method")
 _SENTENCE_KEYS = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id",
-                  "weakest_clause", "score", "reason", "flagged")
+                  "weakest_clause", "score", "reason", "flagged", "features")
+_VERDICT_COLUMNS = "id, page_path, seq, sentence, evidence, evidence_chunk_id, verdict, note, reviewer, decided_at, model_score, features"
+_CONTEST_COLUMNS = "id, key, page_a, sentence_a, source_a, page_b, sentence_b, source_b, score, status, note, reviewer, found_at, resolved_at"
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,11 @@ def reference_edges(page_id: int, cites: Sequence[int], links_to: Sequence[int])
 
 def sentence_columns(scores) -> list[list]:
     """Verification sentence scores as columns (seq, sentence, start, end, p_entailment, p_contradiction,
-    excerpt, excerpt path, page, chunk id, weakest clause, score, reason, flagged as JSON): one insert for all rows."""
+    excerpt, excerpt path, page, chunk id, weakest clause, score, reason, flagged as JSON, features as JSON): one insert for all rows."""
     rows = [
         (seq, score.sentence, score.start, score.end, score.p_entailment, score.p_contradiction,
          score.excerpt, score.excerpt_path, score.excerpt_page, score.excerpt_chunk_id, score.weakest_clause,
-         score.score, score.reason, json.dumps(list(score.flagged)))
+         score.score, score.reason, json.dumps(list(score.flagged)), json.dumps(list(score.features)) if getattr(score, "features", None) else None)
         for seq, score in enumerate(scores)
     ]
     return [list(column) for column in zip(*rows)]
@@ -88,7 +90,52 @@ def verification_record(header: tuple, rows: Sequence[tuple]) -> tuple[dict, lis
     sentences = [dict(zip(_SENTENCE_KEYS, row)) for row in rows]
     for sentence in sentences:
         sentence["flagged"] = tuple(json.loads(sentence["flagged"])) if sentence["flagged"] else ()
+        sentence["features"] = tuple(json.loads(sentence["features"])) if sentence["features"] else None
     return dict(zip(_VERIFICATION_KEYS, header)), sentences
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """A reviewer's verdict on one sentence of a page, as stored."""
+
+    id: int
+    page_path: str
+    seq: int  # the sentence's place among the page's verified sentences when it was judged
+    sentence: str
+    evidence: str | None  # the best excerpt the reviewer saw
+    evidence_chunk_id: int | None
+    verdict: str  # "accept" or "reject"
+    note: str | None
+    reviewer: str
+    decided_at: datetime
+    model_score: float | None
+    features: tuple[float, ...] | None
+
+    @classmethod
+    def from_row(cls, row: tuple) -> VerdictRow:
+        values = list(row)
+        values[-1] = tuple(json.loads(values[-1])) if values[-1] else None
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class ContestRow:
+    """A contradiction between two pages' sentences, kept until a reviewer resolves it."""
+
+    id: int
+    key: str
+    page_a: str
+    sentence_a: str
+    source_a: str | None
+    page_b: str
+    sentence_b: str
+    source_b: str | None
+    score: float
+    status: str  # "open", "kept_a", "kept_b" or "both"
+    note: str | None
+    reviewer: str | None
+    found_at: datetime
+    resolved_at: datetime | None
 
 
 def checked_version(row: tuple | None, document_id: int, expected_version: int | None) -> None:
@@ -208,13 +255,13 @@ class Store(ABC):
     # -- whole-store views -------------------------------------------------------
 
     def row_counts(self) -> dict[str, int]:
-        """Rows per content table (documents, pages, chunks, references, verifications, sentences, embeddings)."""
+        """Rows per copied table (documents, pages, chunks, references, verifications, sentences, embeddings, verdicts, contested claims)."""
         with self.connect() as conn:
-            return {table: self._execute(conn, f"SELECT count(*) FROM {table}").fetchone()[0] for table in CONTENT_TABLES}
+            return {table: self._execute(conn, f"SELECT count(*) FROM {table}").fetchone()[0] for table in COPIED_TABLES}
 
     def table_rows(self, table: str, *, batch: int = 10_000) -> tuple[list[str], Iterator[tuple]]:
-        """(column names, rows) of one content table, for copying into another store."""
-        if table not in CONTENT_TABLES:
+        """(column names, rows) of one copied table, for copying into another store."""
+        if table not in COPIED_TABLES:
             raise ValueError(f"unknown table {table!r}")
         with self.connect() as conn:
             cursor = self._execute(conn, f"SELECT * FROM {table} LIMIT 0")
@@ -229,7 +276,8 @@ class Store(ABC):
         return columns, rows()
 
     def clear(self) -> None:
-        """Delete every document, chunk, posting, embedding and verification (before a rebuild from the files)."""
+        """Delete every document, chunk, posting, embedding and verification (before a rebuild from the files);
+        what reviewers decided stays (no file holds it)."""
         with self.transaction() as conn:
             for table in ("chunk_terms", *reversed(CONTENT_TABLES)):
                 self._execute(conn, f"DELETE FROM {table}")
@@ -436,14 +484,15 @@ class Store(ABC):
                     """
                     INSERT INTO verification_sentences
                         (verification_id, seq, sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
-                         excerpt_document_id, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged)
+                         excerpt_document_id, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged, features)
                     SELECT ?, r.seq, r.sentence, r.start_offset, r.end_offset, r.p_entailment, r.p_contradiction, r.excerpt,
-                           documents.id, r.excerpt_page, r.excerpt_chunk_id, r.weakest_clause, r.score, r.reason, r.flagged
+                           documents.id, r.excerpt_page, r.excerpt_chunk_id, r.weakest_clause, r.score, r.reason, r.flagged, r.features
                     FROM (SELECT unnest(?::INTEGER[]) AS seq, unnest(?::TEXT[]) AS sentence, unnest(?::INTEGER[]) AS start_offset,
                                  unnest(?::INTEGER[]) AS end_offset, unnest(?::DOUBLE PRECISION[]) AS p_entailment,
                                  unnest(?::DOUBLE PRECISION[]) AS p_contradiction, unnest(?::TEXT[]) AS excerpt, unnest(?::TEXT[]) AS excerpt_path,
                                  unnest(?::INTEGER[]) AS excerpt_page, unnest(?::BIGINT[]) AS excerpt_chunk_id, unnest(?::TEXT[]) AS weakest_clause,
-                                 unnest(?::DOUBLE PRECISION[]) AS score, unnest(?::TEXT[]) AS reason, unnest(?::TEXT[]) AS flagged) AS r
+                                 unnest(?::DOUBLE PRECISION[]) AS score, unnest(?::TEXT[]) AS reason, unnest(?::TEXT[]) AS flagged,
+                                 unnest(?::TEXT[]) AS features) AS r
                     LEFT JOIN documents ON documents.path = r.excerpt_path
                     """,
                     [verification_id, *columns],
@@ -465,13 +514,97 @@ class Store(ABC):
                 conn,
                 """
                 SELECT sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
-                       documents.path, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged
+                       documents.path, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged, features
                 FROM verification_sentences LEFT JOIN documents ON documents.id = verification_sentences.excerpt_document_id
                 WHERE verification_id = ? ORDER BY seq
                 """,
                 [header[0]],
             ).fetchall()
         return verification_record(header, rows)
+
+    # -- what reviewers decide ----------------------------------------------------------------
+
+    def record_verdicts(self, page_path: str, decisions: Sequence[dict], *, seen: dict[int, int | None]) -> list[int]:
+        """Store reviewers' verdicts on sentences of a page in one transaction; returns their ids.
+
+        decisions: dicts of seq, sentence, evidence, evidence_chunk_id, verdict, note, reviewer, model_score, features.
+        seen: for each seq, the id of the latest verdict the reviewer saw (None: none). When another verdict was
+        recorded since, nothing is written (StoreConflictError, naming who decided what): two reviewers deciding
+        one sentence at once do not overwrite each other unseen.
+        """
+        with self.transaction() as conn:
+            self._execute(conn, f"SELECT 1 FROM documents WHERE path = ?{self.dialect.row_lock}", [page_path])  # one page's decisions at a time
+            for decision in decisions:
+                latest = self._execute(
+                    conn, f"SELECT {_VERDICT_COLUMNS} FROM sentence_verdicts WHERE page_path = ? AND seq = ? ORDER BY id DESC LIMIT 1",
+                    [page_path, decision["seq"]],
+                ).fetchone()
+                latest_id = latest[0] if latest else None
+                if latest_id != seen.get(decision["seq"]):
+                    other = VerdictRow.from_row(latest)
+                    msg = (f"{page_path}: sentence {decision['seq'] + 1} was just decided by {other.reviewer} ({other.verdict}"
+                           f"{': ' + other.note if other.note else ''}, {other.decided_at:%Y-%m-%d %H:%M}); nothing was recorded. "
+                           "Look at their verdict, then decide again.")
+                    raise StoreConflictError(msg)
+            ids = []
+            for decision in decisions:
+                features = decision.get("features")
+                ids.append(self._execute(
+                    conn,
+                    "INSERT INTO sentence_verdicts (page_path, seq, sentence, evidence, evidence_chunk_id, verdict, note, reviewer, decided_at, model_score, features) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, {now}, ?, ?) RETURNING id",
+                    [page_path, decision["seq"], decision["sentence"], decision.get("evidence"), decision.get("evidence_chunk_id"), decision["verdict"],
+                     decision.get("note"), decision["reviewer"], decision.get("model_score"), json.dumps(list(features)) if features else None],
+                ).fetchone()[0])
+        return ids
+
+    def verdicts(self, page_path: str | None = None) -> list[VerdictRow]:
+        """Every verdict recorded (on one page, or all), oldest first: the latest per sentence is in force."""
+        rows = self._all(f"SELECT {_VERDICT_COLUMNS} FROM sentence_verdicts WHERE ?::TEXT IS NULL OR page_path = ? ORDER BY id", [page_path, page_path])
+        return [VerdictRow.from_row(row) for row in rows]
+
+    def save_contest(self, *, key: str, page_a: str, sentence_a: str, source_a: str | None, page_b: str, sentence_b: str, source_b: str | None,
+                     score: float) -> tuple[int, bool]:
+        """Record a contradiction found between two pages' sentences, once per key: (its id, whether it is new).
+        One already recorded keeps its status (a resolved one stays resolved), and its score is brought up to date."""
+        with self.transaction() as conn:
+            row = self._execute(conn, "SELECT id FROM contested_claims WHERE key = ?", [key]).fetchone()
+            if row is not None:
+                self._execute(conn, "UPDATE contested_claims SET score = ? WHERE id = ?", [score, row[0]])
+                return row[0], False
+            contest_id = self._execute(
+                conn,
+                "INSERT INTO contested_claims (key, page_a, sentence_a, source_a, page_b, sentence_b, source_b, score, status, found_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'open', {now}) RETURNING id",
+                [key, page_a, sentence_a, source_a, page_b, sentence_b, source_b, score],
+            ).fetchone()[0]
+        return contest_id, True
+
+    def contests(self, *, status: str | None = None, page_path: str | None = None) -> list[ContestRow]:
+        """The recorded contradictions, oldest first: of one status ("open", ...), and/or about one page."""
+        rows = self._all(
+            f"SELECT {_CONTEST_COLUMNS} FROM contested_claims WHERE (?::TEXT IS NULL OR status = ?) AND (?::TEXT IS NULL OR page_a = ? OR page_b = ?) ORDER BY id",
+            [status, status, page_path, page_path, page_path],
+        )
+        return [ContestRow(*row) for row in rows]
+
+    def resolve_contest(self, contest_id: int, *, status: str, note: str | None, reviewer: str) -> ContestRow:
+        """Resolve an open contradiction (kept_a, kept_b or both); one another reviewer resolved meanwhile is
+        refused (StoreConflictError, naming their resolution)."""
+        with self.transaction() as conn:
+            row = self._execute(conn, f"SELECT {_CONTEST_COLUMNS} FROM contested_claims WHERE id = ?{self.dialect.row_lock}", [contest_id]).fetchone()
+            if row is None:
+                msg = f"contested claim {contest_id} does not exist; `llmwiki review --queue` lists the open ones"
+                raise StoreConflictError(msg)
+            current = ContestRow(*row)
+            if current.status != "open":
+                msg = f"contested claim {contest_id} was resolved already by {current.reviewer} ({current.status}{': ' + current.note if current.note else ''}); nothing was changed"
+                raise StoreConflictError(msg)
+            row = self._execute(
+                conn, f"UPDATE contested_claims SET status = ?, note = ?, reviewer = ?, resolved_at = {{now}} WHERE id = ? RETURNING {_CONTEST_COLUMNS}",
+                [status, note, reviewer, contest_id],
+            ).fetchone()
+        return ContestRow(*row)
 
     # -- content ---------------------------------------------------------------------------
 

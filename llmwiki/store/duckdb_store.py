@@ -37,12 +37,13 @@ import pyarrow as pa
 from llmwiki.errors import StoreDamagedError, StoreError, StoreLockedError
 from llmwiki.store.contract import ContentRows, Store
 from llmwiki.store.dialect import DUCKDB
-from llmwiki.store.schema import MIGRATIONS, SEQUENCES
+from llmwiki.store.schema import MIGRATIONS, REVIEW_TABLES, SEQUENCES
 
 _LOCK_MESSAGE = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
 MEMORY = ":memory:"
-# Tables a copy of the store carries but a load leaves as they are.
-_SCHEMA_TABLES = ("schema_migrations",)
+# Tables a copy of the store carries but a load leaves as they are: the schema, and what reviewers decided
+# (a restore to an earlier commit brings pages back, not the judgements made since).
+_KEPT_ON_LOAD = ("schema_migrations", *REVIEW_TABLES)
 # Checkpointing on every close rewrote a whole row group (0.3 s at 100k chunks)
 # after each small write. The write-ahead log is as durable as the file, so
 # closes skip the checkpoint; DuckDB checkpoints once the log passes the
@@ -444,7 +445,7 @@ class DuckDBStore(Store):
             try:
                 with self.transaction():
                     generation = conn.execute("SELECT value FROM search_state WHERE key = 'generation'").fetchone()[0]
-                    for table in _tables(conn, leave=_SCHEMA_TABLES):
+                    for table in _tables(conn, leave=_KEPT_ON_LOAD):
                         conn.execute(f'DELETE FROM main."{table}"')
                         conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
                     _advance_sequences(conn)

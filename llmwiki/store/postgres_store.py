@@ -49,7 +49,7 @@ from llmwiki.store.contract import BM25_B as B
 from llmwiki.store.contract import BM25_K1 as K1
 from llmwiki.store.contract import ContentRows, Store
 from llmwiki.store.dialect import POSTGRESQL
-from llmwiki.store.schema import CONTENT_TABLES, MIGRATIONS, SEQUENCES
+from llmwiki.store.schema import COPIED_TABLES, MIGRATIONS, SEQUENCES
 
 _MIGRATION_LOCK = 7_331_001  # pg_advisory_xact_lock key: one process migrates at a time
 # Postings (chunk, document, lexeme, occurrences, chunk length) read off the stored tsvector in the write's own
@@ -61,7 +61,7 @@ _DOCUMENT_TOTALS = (
     "FROM (SELECT document_id, count(*) AS chunk_count, sum(token_count) AS token_total FROM chunks WHERE {filter} GROUP BY document_id) AS totals "
     "WHERE totals.document_id = documents.id"
 )
-_TEXT_COLUMNS = ("text", "sentence", "best_excerpt", "breadcrumb")
+_TEXT_COLUMNS = ("text", "sentence", "best_excerpt", "breadcrumb", "evidence", "note", "sentence_a", "sentence_b")
 
 
 @dataclass(frozen=True)
@@ -265,7 +265,7 @@ class PostgresStore(Store):
                 msg = f"{self.url}: already holds {held} documents; move a workspace's store only into an empty database"
                 raise StoreError(msg)
             for table, columns, rows in tables:
-                if table not in CONTENT_TABLES:
+                if table not in COPIED_TABLES:
                     raise ValueError(f"unknown table {table!r}")
                 if on_table is not None:
                     on_table(table)

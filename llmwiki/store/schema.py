@@ -210,12 +210,61 @@ def m006_postings_without_art_index(db: Migration) -> None:
         db.execute("DROP INDEX IF EXISTS chunk_terms_chunk")
 
 
+def m007_reviews(db: Migration) -> None:
+    """What reviewers decide, kept by page path and sentence (not by row id), so a verdict outlives a page's
+    re-index and a rebuild of the store: each sentence verdict with who decided, when, the sentence and the
+    evidence judged, and the model's features then (a workspace's own calibration learns from them); the
+    contradictions lint found between pages, until a reviewer resolves them; and each verification sentence's
+    features. (A page held for review says so in its frontmatter, which git keeps.)"""
+    db.script(
+        """
+        CREATE SEQUENCE verdict_ids START 1;
+        CREATE TABLE sentence_verdicts (
+            id BIGINT PRIMARY KEY DEFAULT nextval('verdict_ids'),
+            page_path TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            sentence TEXT NOT NULL,
+            evidence TEXT,
+            evidence_chunk_id BIGINT,
+            verdict TEXT NOT NULL CHECK (verdict IN ('accept', 'reject')),
+            note TEXT,
+            reviewer TEXT NOT NULL,
+            decided_at TIMESTAMP NOT NULL,
+            model_score DOUBLE PRECISION,
+            features TEXT
+        );
+        CREATE INDEX sentence_verdicts_page ON sentence_verdicts (page_path);
+        CREATE SEQUENCE contest_ids START 1;
+        CREATE TABLE contested_claims (
+            id BIGINT PRIMARY KEY DEFAULT nextval('contest_ids'),
+            key TEXT NOT NULL UNIQUE,
+            page_a TEXT NOT NULL,
+            sentence_a TEXT NOT NULL,
+            source_a TEXT,
+            page_b TEXT NOT NULL,
+            sentence_b TEXT NOT NULL,
+            source_b TEXT,
+            score DOUBLE PRECISION NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('open', 'kept_a', 'kept_b', 'both')),
+            note TEXT,
+            reviewer TEXT,
+            found_at TIMESTAMP NOT NULL,
+            resolved_at TIMESTAMP
+        );
+        ALTER TABLE verification_sentences ADD COLUMN features TEXT
+        """
+    )
+
+
 MIGRATIONS: tuple[Callable[[Migration], None], ...] = (
     m001_initial, m002_search_index, m003_chunk_embeddings, m004_verification_clauses, m005_verification_facts,
-    m006_postings_without_art_index,
+    m006_postings_without_art_index, m007_reviews,
 )
 
-# The tables that hold a wiki's content, parents first (what a move to another store copies), and the id
-# sequences of three of them.
+# The tables that hold a wiki's content, parents first (emptied before a rebuild from the files), the tables of
+# what reviewers decided (kept through a rebuild: no file holds them), and the id sequences.
 CONTENT_TABLES = ("documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences", "chunk_embeddings")
-SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"))
+REVIEW_TABLES = ("sentence_verdicts", "contested_claims")
+COPIED_TABLES = CONTENT_TABLES + REVIEW_TABLES  # what a move to another store copies
+SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"),
+             ("verdict_ids", "sentence_verdicts"), ("contest_ids", "contested_claims"))

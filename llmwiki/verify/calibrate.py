@@ -108,3 +108,47 @@ def save_calibration(calibration: Calibration, *, note: str, path: Path = CALIBR
     data["models"][calibration.model] = {"features": list(FEATURES), "weights": [round(value, 5) for value in calibration.weights],
                                          "intercept": round(calibration.intercept, 5), "fitted_on": note}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Refit:
+    """A calibration refitted on reviewers' verdicts, and how often each calibration agrees with held-out verdicts."""
+
+    calibration: Calibration | None  # None: not enough verdicts, or not kept
+    verdicts: int
+    held_out: int
+    shipped_agreement: float | None
+    fitted_agreement: float | None
+    kept: bool
+    why: str = ""
+
+    def summary(self) -> str:
+        if self.shipped_agreement is None:
+            return f"Not recalibrated: {self.why}."
+        change = f"agreement with {self.held_out} held-out verdicts {self.shipped_agreement:.0%} -> {self.fitted_agreement:.0%}"
+        if self.kept:
+            return f"Calibrated on {self.verdicts - self.held_out} of your verdicts: {change}; this workspace now uses it."
+        return f"Refitted on {self.verdicts - self.held_out} of your verdicts, not kept: {change} (the shipped calibration stays)."
+
+
+def agreement(calibration, rows: np.ndarray, labels: np.ndarray, threshold: float) -> float:
+    """The share of verdicts (1 accept, 0 reject) a calibration's scores agree with at the threshold."""
+    predicted = np.array([calibration.score(row) >= threshold for row in rows], dtype=float)
+    return float((predicted == labels).mean()) if len(labels) else 0.0
+
+
+def refit(rows: np.ndarray, labels: np.ndarray, held_out: np.ndarray, *, shipped, model: str, threshold: float, min_verdicts: int) -> Refit:
+    """Fit a calibration on the verdicts not held out and keep it only if it agrees with the held-out ones more
+    often than the shipped calibration does. rows: features (FEATURES order); labels: 1 accepted, 0 rejected."""
+    count = len(labels)
+    accepted, rejected = int(labels.sum()), int(count - labels.sum())
+    minimum_each = max(5, min_verdicts // 10)
+    if count < min_verdicts or accepted < minimum_each or rejected < minimum_each:
+        why = f"{count} verdicts with scores ({accepted} accepted, {rejected} rejected); it needs {min_verdicts}, at least {minimum_each} of each kind"
+        return Refit(None, count, 0, None, None, False, why)
+    train = ~held_out
+    fitted = fit(rows[train], labels[train], model=model)
+    before = agreement(shipped, rows[held_out], labels[held_out], threshold)
+    after = agreement(fitted, rows[held_out], labels[held_out], threshold)
+    kept = after > before
+    return Refit(fitted if kept else None, count, int(held_out.sum()), before, after, kept)

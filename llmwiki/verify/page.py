@@ -46,6 +46,7 @@ from llmwiki.verify.facts import check_facts, name_words
 from llmwiki.workspace import Workspace
 
 EXCERPT_CHARS = 300
+WORKSPACE_CALIBRATION = "calibration.json"  # in .llmwiki/: refitted on this workspace's reviewer verdicts (llmwiki.review)
 MAX_CONTEXT_CHUNKS = 200
 _SKIP_LINE = re.compile(r"^\s*(#|```|~~~|\||<!--|\[c\d+\]:|- \[[^\]]*\]\([^)]*\)\s*$|\* \[[^\]]*\]\([^)]*\)\s*$)")
 _SEE_ALSO = re.compile(r"^#+\s*(see also|references|external links|concepts|sources)\b", re.IGNORECASE)
@@ -79,6 +80,7 @@ class SentenceScore:
     score: float | None = None  # calibrated P(supported) from the NLI probability and the fact checks; None: stored before them
     reason: str | None = None  # the failed fact checks, e.g. "names not in the excerpt: Ferihegy"
     flagged: tuple[str, ...] = ()  # the sentence's words behind them, for highlighting
+    features: tuple[float, ...] | None = None  # the calibration's inputs (calibrate.FEATURES); None: copied word for word, or stored before them
 
     @property
     def value(self) -> float:
@@ -323,7 +325,7 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
             excerpt=" ".join(window.split())[:EXCERPT_CHARS], excerpt_path=where[1], excerpt_page=where[2], excerpt_chunk_id=where[0],
             weakest_clause=sentence_parts[weakest] if len(sentence_parts) > 1 else None,
             score=calibration.score(values), reason="; ".join(dict.fromkeys(item[4].reason() for item in failed)) or None,
-            flagged=tuple(dict.fromkeys(word for item in failed for word in item[4].flagged_words)),
+            flagged=tuple(dict.fromkeys(word for item in failed for word in item[4].flagged_words)), features=tuple(values),
         )
     if features_out is not None:
         features_out.update(rows_features)
@@ -364,6 +366,14 @@ def _context(workspace: Workspace, page) -> tuple[list[tuple[int, str, int, str]
     return chunks, hashes, {doc.path: doc.title or "" for doc in documents}
 
 
+def workspace_calibration(workspace: Workspace, model: str):
+    """The calibration this workspace's reviewers refitted for a verifier (``llmwiki verify --recalibrate``), else the shipped one."""
+    from llmwiki.verify.calibrate import Calibration
+
+    own = load_calibration(model, workspace.state_dir / WORKSPACE_CALIBRATION)
+    return own if isinstance(own, Calibration) else load_calibration(model)
+
+
 def splits_clauses(workspace: Workspace, verifier) -> bool:
     """Whether sentences are scored clause by clause: [verification] split_claims, where "auto" means for NLI models."""
     setting = workspace.config.verification.split_claims
@@ -399,7 +409,8 @@ def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool =
     if not sentences:
         raise VerificationError(f"{page_path}: the page has no sentences to verify (only headings, lists, tables or code).")
     started = datetime.now()
-    scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence, titles=titles)
+    scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence, titles=titles,
+                                           calibration=workspace_calibration(workspace, verifier.name))
     result = PageVerification(page=page_path, model=verifier.name, sentences=tuple(scores), body_hash=digest, source_hashes=hashes,
                               finished_at=datetime.now(), pairs_scored=pairs_scored, method=method)
     store.save_verification(document.id, body_hash=digest, source_hashes=json.dumps(hashes, sort_keys=True), model=verifier.name,
