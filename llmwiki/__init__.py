@@ -19,8 +19,9 @@ The package in layers; a module imports only from its own layer or below
 7. ``wiki``: the one write path (publish), and ingest + generation as one unit
 8. ``select`` (pre-retrieval), ``verify.page`` (page verification)
 9. ``answer``, ``maintain`` (withdraw, edit, delete, restore), ``review`` (verdicts, queue, contested claims, held pages), ``ranker.train``
-10. ``lint``
-11. ``cli`` (and the notebooks): gather input, show output
+10. ``watch``: ingest on changes in sources/, with re-checks
+11. ``lint``
+12. ``cli`` (and the notebooks): gather input, show output
 """
 
 from llmwiki.errors import LlmwikiError

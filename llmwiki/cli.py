@@ -114,10 +114,65 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
     if report.generation is not None:
         _print_generation(report.generation)
         _hold(workspace, report.generation.pages)
+    _recheck(workspace, report)
     totals = workspace.store.totals()
     console.print(f"Store: {totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks, {totals['tokens']} tokens")
     if report.problems:
         sys.exit(2)
+
+
+@cli.command()
+@workspace_option
+@click.option("--debounce-ms", type=click.IntRange(50, 60_000), default=1600, show_default=True, help="Wait this long for changes to settle before an ingest.")
+def watch(workspace_path: str | None, debounce_ms: int) -> None:
+    """Ingest files as they change in sources/ (one run at a time), re-checking the verified pages on them; Ctrl-C stops."""
+    from llmwiki.watch import watch_sources
+
+    workspace = _workspace(workspace_path)
+
+    def on_batch(batch) -> None:
+        if batch.report is not None:
+            _print_ingest(workspace, batch.report)
+            if batch.report.generation is not None:
+                _hold(workspace, batch.report.generation.pages)
+        if batch.recheck is not None:
+            for line in batch.recheck.lines():
+                console.print(line, markup=False, highlight=False)
+            console.print(batch.recheck.summary(), markup=False, highlight=False)
+        for note in batch.notes:
+            errors.print(f"note: {note}", markup=False, highlight=False)
+
+    try:
+        watch_sources(workspace, on_batch, debounce_ms=debounce_ms, ready=lambda: console.print(f"Watching {workspace.sources_dir} (Ctrl-C stops)", markup=False, highlight=False))
+    except KeyboardInterrupt:
+        pass
+    console.print("Stopped watching.")
+
+
+def _print_ingest(workspace: Workspace, report) -> None:
+    for outcome in report.outcomes:
+        if outcome.action in ("ingested", "updated"):
+            console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
+        for note in outcome.notes:
+            errors.print(f"  note      {outcome.path}: {note}", highlight=False, markup=False)
+    for outcome in report.problems:
+        errors.print(f"  [red]{outcome.action:<9}[/red] {outcome.reason}", highlight=False)
+    console.print(report.summary())
+    if report.generation is not None:
+        _print_generation(report.generation)
+
+
+def _recheck(workspace: Workspace, report) -> None:
+    """Verify again the pages resting on sources this ingest changed, and say what changed."""
+    from llmwiki.review import recheck_sources
+
+    changed = [outcome.path for outcome in report.outcomes if outcome.action == "updated"]
+    if not changed:
+        return
+    recheck = recheck_sources(workspace, changed, workspace.verifier)
+    for line in recheck.lines():
+        console.print(line, markup=False, highlight=False)
+    console.print(recheck.summary(), markup=False, highlight=False)
 
 
 def _hold(workspace: Workspace, pages, *, backend=None) -> None:

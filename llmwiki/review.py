@@ -363,12 +363,86 @@ def resolve(workspace: Workspace, contest_id: int, *, keep: str, note: str | Non
     return resolved
 
 
+# -- re-checks when sources change ----------------------------------------------------------------
+
+
+@dataclass
+class Recheck:
+    """What a re-check after changed sources found: per page, the sentences whose model verdict changed and the
+    reviewer verdicts that no longer hold."""
+
+    pages: list[str] = field(default_factory=list)  # verified again
+    flipped: list[tuple[str, int, str, bool]] = field(default_factory=list)  # (page, number, sentence, supported now)
+    no_longer_holding: list[tuple[str, int, str, str]] = field(default_factory=list)  # (page, number, sentence, the verdict given)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The report, a line per finding (none when nothing changed)."""
+        out = [f"re-checked {page}" for page in self.pages] if (self.flipped or self.no_longer_holding) else []
+        out += [f"  {page}: sentence {number} now {'supported' if now else 'unsupported'}: {sentence}" for page, number, sentence, now in self.flipped]
+        out += [f"  {page}: sentence {number} was {verdict}ed by a reviewer; its evidence changed since: {sentence}" for page, number, sentence, verdict in self.no_longer_holding]
+        out += [f"  could not re-check {page}: {why}" for page, why in self.failures]
+        return out
+
+    def summary(self) -> str:
+        if not self.pages:
+            return "Re-check: no verified page rests on the changed sources."
+        return (f"Re-check: {len(self.pages)} verified page(s) rest on the changed sources; {len(self.flipped)} sentence(s) changed verdict, "
+                f"{len(self.no_longer_holding)} reviewer verdict(s) no longer hold" + ("; they wait in `llmwiki review --queue`." if self.flipped or self.no_longer_holding else "."))
+
+
+def pages_resting_on(workspace: Workspace, sources: Sequence[str]) -> list[str]:
+    """The verified pages whose verification read one of the sources (named, cited, or the place of a best excerpt)."""
+    wanted = set(sources)
+    found = []
+    for page in wiki_pages(workspace):
+        stored = load_verification(workspace, page)
+        if stored is not None and (wanted & set(stored.source_hashes) or wanted & {sentence.excerpt_path for sentence in stored.sentences}):
+            found.append(page)
+    return found
+
+
+def recheck_sources(workspace: Workspace, sources: Sequence[str], verifier) -> Recheck:
+    """Verify again, at once, the pages that rest on changed sources; record each sentence whose model verdict
+    changed (it enters the queue) and report the reviewer verdicts that no longer hold. verifier: the verifier, or a
+    callable that loads it (called only when some page is to be re-checked)."""
+    report = Recheck()
+    pages = pages_resting_on(workspace, sources) if sources else []
+    if not pages:
+        return report
+    verifier = verifier() if callable(verifier) and not hasattr(verifier, "score") else verifier
+    threshold = workspace.config.verification.threshold
+    rows = []
+    for page in pages:
+        before = stored_review(workspace, page)
+        try:
+            after = review_page(workspace, page, verifier)
+        except LlmwikiError as err:
+            report.failures.append((page, str(err)))
+            continue
+        report.pages.append(page)
+        old = {row.score.sentence: row for row in before.sentences} if before else {}
+        for row in after.sentences:
+            previous = old.get(row.score.sentence)
+            if previous is None:
+                continue
+            if previous.score.supported(threshold) != row.score.supported(threshold):
+                report.flipped.append((page, row.number, row.score.sentence, row.score.supported(threshold)))
+                source = row.score.excerpt_path if row.score.excerpt_path in sources else next(iter(sources))
+                rows.append({"page_path": page, "seq": row.number - 1, "sentence": row.score.sentence, "source": source,
+                             "was_supported": previous.score.supported(threshold), "now_supported": row.score.supported(threshold)})
+            if previous.state in ("accepted", "rejected") and row.state == "changed since":
+                report.no_longer_holding.append((page, row.number, row.score.sentence, previous.verdict.verdict))
+    workspace.store.record_rechecks(rows)
+    return report
+
+
 # -- the queue ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class QueueItem:
-    kind: str  # "held page", "contested claim", "changed since"
+    kind: str  # "held page", "contested claim", "changed since", "re-check"
     page: str
     since: str  # ISO time, for ordering oldest first ('' when unknown)
     reason: str
@@ -380,7 +454,8 @@ class QueueItem:
 
 
 def review_queue(workspace: Workspace) -> list[QueueItem]:
-    """What waits for a reviewer, oldest first: held pages, open contested claims, reviewed sentences changed since."""
+    """What waits for a reviewer, oldest first: held pages, open contested claims, reviewed sentences changed since,
+    and sentences whose model verdict changed when a source changed (until a reviewer judges them)."""
     items = [QueueItem("held page", page, since, reason) for page, (reason, since) in held_pages(workspace).items()]
     store = workspace.store
     for contest in store.contests(status="open"):
@@ -398,6 +473,21 @@ def review_queue(workspace: Workspace) -> list[QueueItem]:
                 items.append(QueueItem("changed since", page, row.verdict.decided_at.isoformat(timespec="seconds"),
                                        f"sentence {row.number} was {row.verdict.verdict}ed by {row.verdict.reviewer}; its text or evidence changed since: \"{row.score.sentence}\"",
                                        sentence=row.number))
+    decided_after = {}
+    for verdict in store.verdicts():
+        decided_after[(verdict.page_path, verdict.sentence)] = verdict.decided_at
+    for recheck in store.rechecks():
+        if recheck.page_path not in reviewed_pages and not (workspace.root / recheck.page_path).is_file():
+            continue
+        decided = decided_after.get((recheck.page_path, recheck.sentence))
+        if decided is not None and decided >= recheck.found_at:
+            continue  # a reviewer has judged it since
+        current = stored_review(workspace, recheck.page_path)
+        if current is None or not any(row.score.sentence == recheck.sentence for row in current.sentences):
+            continue  # the sentence is gone from the page
+        now = "supported" if recheck.now_supported else "unsupported"
+        items.append(QueueItem("re-check", recheck.page_path, recheck.found_at.isoformat(timespec="seconds"),
+                               f"sentence {recheck.seq + 1} is now {now} after {recheck.source} changed: \"{recheck.sentence}\"", sentence=recheck.seq + 1))
     return sorted(items, key=lambda item: (item.since or "9999", item.kind, item.page))
 
 

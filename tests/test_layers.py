@@ -25,6 +25,7 @@ LAYERS = (
     {"wiki"},
     {"select", "verify.page", "verify"},
     {"answer", "maintain", "ranker.train", "review"},
+    {"watch"},
     {"lint"},
     {"cli", "__main__", ""},
 )

@@ -182,11 +182,56 @@ def test_review_notebook_in_a_real_browser_shows_stored_scores_and_the_threshold
         page.get_by_text("Source at the chunk", exact=True).wait_for(timeout=30_000)  # the weakest sentence's source, opened at its chunk ...
         assert "Lisbon" in page.locator("mark").first.inner_text()  # ... with the changed fact marked in the sentence
         second = page.get_by_role("row").nth(2)  # another sentence, selected: it and its own chunk open
-        sentence = second.get_by_role("cell").nth(2).inner_text().strip()
+        sentence = second.get_by_role("cell").nth(3).inner_text().strip()  # checkbox, page, #, sentence
         second.get_by_role("checkbox").click()
-        page.locator("blockquote").get_by_text(sentence[:40]).wait_for(timeout=30_000)
+        page.locator("blockquote").get_by_text(sentence[:40]).first.wait_for(timeout=30_000)
         page.get_by_text("unsupported only").click()  # none at threshold 0
         page.get_by_text(f"0 of {total} sentences shown").wait_for(timeout=30_000)
+
+
+@needs_browser
+def test_a_reviewer_accepts_rejects_and_resolves_in_the_review_notebook_and_a_reload_shows_it(sample, tmp_path):
+    from llmwiki.review import stored_review
+    from llmwiki.verify import verify_pages
+    from llmwiki.workspace import Workspace
+
+    root = tmp_path / "ws"
+    shutil.copytree(sample, root)
+    workspace = Workspace.open(root)
+    first, second = sorted(path.relative_to(root).as_posix() for path in (root / "wiki" / "concepts").glob("*.md"))[:2]
+    verified = {result.page: result for result in verify_pages(workspace, [first, second], workspace.verifier())[0]}
+    a, b = verified[first].sentences[0].sentence, verified[second].sentences[0].sentence
+    contest_id, _ = workspace.store.save_contest(key="browser", page_a=first, sentence_a=a, source_a=None, page_b=second, sentence_b=b, source_b=None, score=0.9)
+    with in_browser("review.py", root, "--page", first) as (page, _):
+        page.get_by_text(re.compile(r"\d+ of \d+ sentences shown")).first.wait_for(timeout=90_000)
+        page.get_by_role("heading", name="Review queue, oldest first (1 waiting)").wait_for(timeout=60_000)  # the contested pair waits
+        page.get_by_role("row").nth(1).get_by_role("checkbox").click()
+        reviewer = page.get_by_label("Reviewer")
+        reviewer.fill("Ana")
+        reviewer.press("Enter")
+        page.get_by_role("button", name="Accept sentence").click()
+        page.get_by_text(re.compile(r"sentence \d+: accepted by Ana")).wait_for(timeout=60_000)
+        page.get_by_role("cell", name="accepted (Ana)").first.wait_for(timeout=60_000)  # the table, read again, shows the verdict
+        for _ in range(5):  # the table is drawn again after the verdict; a click on the old one is lost
+            page.wait_for_timeout(1500)
+            page.get_by_role("row").nth(2).get_by_role("checkbox").check()
+            if page.get_by_role("heading", name=re.compile("Decide sentence 2")).count():
+                break
+        page.get_by_role("heading", name=re.compile("Decide sentence 2")).wait_for(timeout=30_000)  # the other sentence is the one to decide
+        note = page.get_by_label("Note (why)")
+        note.fill("not in the source")
+        note.press("Enter")
+        page.get_by_role("button", name="Reject sentence").click()
+        page.get_by_text(re.compile(r"sentence \d+: rejected by Ana")).wait_for(timeout=60_000)
+        page.get_by_role("button", name="Resolve").click()
+        page.get_by_text(f"Contested claim {contest_id} resolved: both by Ana.").wait_for(timeout=60_000)
+        page.reload(wait_until="domcontentloaded")  # a new session reads it all from the store
+        page.get_by_text("accepted (Ana)").first.wait_for(timeout=90_000)
+        page.get_by_text("rejected (Ana: not in the source)").first.wait_for(timeout=30_000)
+        page.get_by_text("Nothing waits for a reviewer.").wait_for(timeout=30_000)
+    review = stored_review(Workspace.open(root), first)
+    assert sorted(row.state for row in review.sentences if row.verdict is not None) == ["accepted", "rejected"]
+    assert [contest.status for contest in workspace.store.contests()] == ["both"]
 
 
 @needs_browser

@@ -179,3 +179,73 @@ def test_recalibration_is_kept_only_when_it_agrees_with_held_out_verdicts_more_o
     assert not few.kept and "needs 50" in few.summary()
     noise = refit(rows, rng.integers(0, 2, 200).astype(float), held_out, shipped=shipped, model="m", threshold=0.5, min_verdicts=50)
     assert noise.shipped_agreement is not None and (noise.kept == (noise.fitted_agreement > noise.shipped_agreement))
+
+
+def test_a_changed_source_rechecks_the_pages_on_it_and_queues_what_changed(wiki):
+    from llmwiki.review import recheck_sources
+
+    verifier = wiki.verifier()
+    review = review_page(wiki, SUMMARY, verifier)
+    threshold = wiki.config.verification.threshold
+    assert all(row.score.supported(threshold) for row in review.sentences)  # control: both supported before
+    decide(wiki, review, accept=[1], reviewer="ana")
+    assert recheck_sources(wiki, ["sources/volta.md"], verifier).flipped == []  # a source the page does not rest on: nothing flips
+    changed = KELP.replace("shelters many fish.", "shelters many fish and seals.").replace(" Divers study the Kelp Forest every spring.", "")
+    (wiki.sources_dir / "kelp.md").write_text(changed, encoding="utf-8")
+    ingest_paths(wiki, [wiki.sources_dir / "kelp.md"], generate=False)  # the page is not rewritten: it now says what the source no longer does
+    recheck = recheck_sources(wiki, ["sources/kelp.md"], verifier)
+    assert SUMMARY in recheck.pages
+    assert [(page, number, now) for page, number, _, now in recheck.flipped] == [(SUMMARY, 2, False)]  # the divers are gone from the source
+    assert [(page, number, verdict) for page, number, _, verdict in recheck.no_longer_holding] == [(SUMMARY, 1, "accept")]
+    assert "sentence 2 now unsupported" in "\n".join(recheck.lines())
+    kinds = sorted(item.kind for item in review_queue(wiki))
+    assert kinds == ["changed since", "re-check"]
+    current = stored_review(wiki, SUMMARY)
+    decide(wiki, current, accept=[1], reject=[2], note="no divers now", reviewer="ana")
+    assert review_queue(wiki) == []  # judged: nothing waits
+
+
+def test_cli_ingest_reports_the_recheck(wiki):
+    verified = _cli(wiki, "verify", "--all")
+    assert verified.returncode == 0, verified.stderr
+    (wiki.sources_dir / "kelp.md").write_text(KELP.replace(" Divers study the Kelp Forest every spring.", ""), encoding="utf-8")
+    result = _cli(wiki, "ingest", "--no-wiki")
+    assert result.returncode == 0, result.stderr
+    assert "Re-check:" in result.stdout and "now unsupported" in result.stdout
+    quiet = _cli(wiki, "ingest", "--no-wiki")  # control: nothing changed, no re-check
+    assert quiet.returncode == 0 and "Re-check" not in quiet.stdout
+
+
+def test_watch_ingests_a_changed_source_and_stops_cleanly_on_ctrl_c(wiki):
+    import signal
+    import threading
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "llmwiki", "watch", "-w", str(wiki.root), "--debounce-ms", "300"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True)
+    reader.start()
+
+    def wait_for(text: str, timeout: float = 120) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in line for line in list(lines)):
+                return True
+            time.sleep(0.2)
+        return False
+
+    try:
+        assert wait_for("Watching"), lines
+        time.sleep(1.0)  # the watcher is started just after it says so
+        (wiki.sources_dir / ".draft.md").write_text("# Draft\n\nNot yet.\n", encoding="utf-8")  # hidden: left alone
+        (wiki.sources_dir / "tides.md").write_text("# Tides\n\nThe Moon raises the Tides twice a day.\n", encoding="utf-8")
+        assert wait_for("ingested  sources/tides.md"), lines
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        reader.join(timeout=10)
+    assert process.returncode == 0, stderr
+    assert any("Stopped watching." in line for line in lines) and "Traceback" not in stderr
+    assert wiki.store.document_by_path("sources/tides.md") is not None and wiki.store.document_by_path("sources/.draft.md") is None
+    assert (wiki.root / "wiki/summaries/tides.md").is_file()  # its page was written as `llmwiki ingest` writes it

@@ -309,3 +309,13 @@ def test_contested_claims_are_recorded_once_and_resolved_once(store):
     store.save_contest(key="k1", page_a="wiki/a.md", sentence_a="Kelp is red.", source_a=None, page_b="wiki/b.md", sentence_b="Kelp is green.",
                        source_b=None, score=0.9)
     assert store.contests()[0].status == "kept_a"  # found again by a later lint: it stays resolved
+
+
+def test_rechecked_sentences_are_recorded_in_order(store):
+    store.record_rechecks([])  # nothing to record: nothing happens
+    store.record_rechecks([{"page_path": "wiki/a.md", "seq": 1, "sentence": "Kelp is red.", "source": "sources/a.md", "was_supported": True, "now_supported": False},
+                           {"page_path": "wiki/b.md", "seq": 0, "sentence": "Kelp is green.", "source": "sources/a.md", "was_supported": False, "now_supported": True}])
+    assert [(row.page_path, row.seq, row.was_supported, row.now_supported) for row in store.rechecks()] == [("wiki/a.md", 1, True, False), ("wiki/b.md", 0, False, True)]
+    assert [row.sentence for row in store.rechecks("wiki/b.md")] == ["Kelp is green."]
+    store.clear()
+    assert len(store.rechecks()) == 2  # kept through a rebuild, with the verdicts

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llmwiki.store.contract import BM25_B, BM25_K1, DOCUMENT_COLUMNS, ContestRow, StatusCount, Store, VerdictRow
+from llmwiki.store.contract import BM25_B, BM25_K1, DOCUMENT_COLUMNS, ContestRow, RecheckRow, StatusCount, Store, VerdictRow
 from llmwiki.store.schema import CONTENT_TABLES, COPIED_TABLES, MIGRATIONS, REVIEW_TABLES
 
-__all__ = ["BM25_B", "BM25_K1", "CONTENT_TABLES", "COPIED_TABLES", "REVIEW_TABLES", "DOCUMENT_COLUMNS", "MIGRATIONS", "StatusCount", "Store", "VerdictRow", "ContestRow", "open_store"]
+__all__ = ["BM25_B", "BM25_K1", "CONTENT_TABLES", "COPIED_TABLES", "REVIEW_TABLES", "DOCUMENT_COLUMNS", "MIGRATIONS", "StatusCount", "Store", "VerdictRow", "ContestRow", "RecheckRow", "open_store"]
 
 
 def open_store(*, path: Path | str, url: str | None = None, lock_timeout_s: float = 30.0) -> Store:

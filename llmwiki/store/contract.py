@@ -45,6 +45,7 @@ _VERIFICATION_KEYS = ("id", "body_hash", "source_hashes", "model", "threshold", 
 _SENTENCE_KEYS = ("sentence", "start", "end", "p_entailment", "p_contradiction", "excerpt", "excerpt_path", "excerpt_page", "excerpt_chunk_id",
                   "weakest_clause", "score", "reason", "flagged", "features")
 _VERDICT_COLUMNS = "id, page_path, seq, sentence, evidence, evidence_chunk_id, verdict, note, reviewer, decided_at, model_score, features"
+_RECHECK_COLUMNS = "id, page_path, seq, sentence, source, was_supported, now_supported, found_at"
 _CONTEST_COLUMNS = "id, key, page_a, sentence_a, source_a, page_b, sentence_b, source_b, score, status, note, reviewer, found_at, resolved_at"
 
 
@@ -116,6 +117,20 @@ class VerdictRow:
         values = list(row)
         values[-1] = tuple(json.loads(values[-1])) if values[-1] else None
         return cls(*values)
+
+
+@dataclass(frozen=True)
+class RecheckRow:
+    """A sentence whose model verdict changed when a source it rests on changed (it waits for a reviewer)."""
+
+    id: int
+    page_path: str
+    seq: int
+    sentence: str
+    source: str
+    was_supported: bool
+    now_supported: bool
+    found_at: datetime
 
 
 @dataclass(frozen=True)
@@ -562,6 +577,22 @@ class Store(ABC):
         """Every verdict recorded (on one page, or all), oldest first: the latest per sentence is in force."""
         rows = self._all(f"SELECT {_VERDICT_COLUMNS} FROM sentence_verdicts WHERE ?::TEXT IS NULL OR page_path = ? ORDER BY id", [page_path, page_path])
         return [VerdictRow.from_row(row) for row in rows]
+
+    def record_rechecks(self, rows: Sequence[dict]) -> None:
+        """Record sentences whose model verdict changed at a re-check (dicts of page_path, seq, sentence, source,
+        was_supported, now_supported), in one transaction."""
+        if not rows:
+            return
+        with self.transaction() as conn:
+            for row in rows:
+                self._execute(conn, "INSERT INTO sentence_rechecks (page_path, seq, sentence, source, was_supported, now_supported, found_at) "
+                              "VALUES (?, ?, ?, ?, ?, ?, {now})",
+                              [row["page_path"], row["seq"], row["sentence"], row["source"], bool(row["was_supported"]), bool(row["now_supported"])])
+
+    def rechecks(self, page_path: str | None = None) -> list[RecheckRow]:
+        """The re-checked sentences whose model verdict changed (on one page, or all), oldest first."""
+        rows = self._all(f"SELECT {_RECHECK_COLUMNS} FROM sentence_rechecks WHERE ?::TEXT IS NULL OR page_path = ? ORDER BY id", [page_path, page_path])
+        return [RecheckRow(*row) for row in rows]
 
     def save_contest(self, *, key: str, page_a: str, sentence_a: str, source_a: str | None, page_b: str, sentence_b: str, source_b: str | None,
                      score: float) -> tuple[int, bool]:

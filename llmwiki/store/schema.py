@@ -214,8 +214,8 @@ def m007_reviews(db: Migration) -> None:
     """What reviewers decide, kept by page path and sentence (not by row id), so a verdict outlives a page's
     re-index and a rebuild of the store: each sentence verdict with who decided, when, the sentence and the
     evidence judged, and the model's features then (a workspace's own calibration learns from them); the
-    contradictions lint found between pages, until a reviewer resolves them; and each verification sentence's
-    features. (A page held for review says so in its frontmatter, which git keeps.)"""
+    contradictions lint found between pages, until a reviewer resolves them; the sentences whose model verdict
+    changed when a source they rest on changed; and each verification sentence's features. (A page held for review says so in its frontmatter, which git keeps.)"""
     db.script(
         """
         CREATE SEQUENCE verdict_ids START 1;
@@ -251,6 +251,17 @@ def m007_reviews(db: Migration) -> None:
             found_at TIMESTAMP NOT NULL,
             resolved_at TIMESTAMP
         );
+        CREATE SEQUENCE recheck_ids START 1;
+        CREATE TABLE sentence_rechecks (
+            id BIGINT PRIMARY KEY DEFAULT nextval('recheck_ids'),
+            page_path TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            sentence TEXT NOT NULL,
+            source TEXT NOT NULL,
+            was_supported BOOLEAN NOT NULL,
+            now_supported BOOLEAN NOT NULL,
+            found_at TIMESTAMP NOT NULL
+        );
         ALTER TABLE verification_sentences ADD COLUMN features TEXT
         """
     )
@@ -264,7 +275,7 @@ MIGRATIONS: tuple[Callable[[Migration], None], ...] = (
 # The tables that hold a wiki's content, parents first (emptied before a rebuild from the files), the tables of
 # what reviewers decided (kept through a rebuild: no file holds them), and the id sequences.
 CONTENT_TABLES = ("documents", "document_pages", "chunks", "doc_references", "page_verifications", "verification_sentences", "chunk_embeddings")
-REVIEW_TABLES = ("sentence_verdicts", "contested_claims")
+REVIEW_TABLES = ("sentence_verdicts", "contested_claims", "sentence_rechecks")
 COPIED_TABLES = CONTENT_TABLES + REVIEW_TABLES  # what a move to another store copies
 SEQUENCES = (("document_ids", "documents"), ("chunk_ids", "chunks"), ("verification_ids", "page_verifications"),
-             ("verdict_ids", "sentence_verdicts"), ("contest_ids", "contested_claims"))
+             ("verdict_ids", "sentence_verdicts"), ("contest_ids", "contested_claims"), ("recheck_ids", "sentence_rechecks"))
