@@ -314,6 +314,7 @@ def changed_facts(args, configured) -> None:
             save_calibration(calibration, note=f"bench/verify.py --fit: {len(rows)} changed-fact claims from CMU QA S08 sets 1-2 (split={split}, windows={args.windows})")
             print(f"fitted {verifier.name} on {len(rows)} claims: " + ", ".join(f"{feature} {weight:+.2f}" for feature, weight in zip(FEATURES, calibration.weights)) + f", intercept {calibration.intercept:+.2f}")
     print(f"changed facts, CMU QA S08 (threshold {threshold}; false: one fact changed; true: reworded by rule):")
+    held_out_results = None
     for set_name, dataset in (("sets 1-2 (calibration fitted here)", fit_set), ("sets 3-4 (held out)", held_set)):
         claims = [claim for _, _, article_claims in dataset for claim in article_claims]
         print(f" {set_name}: {len(claims)} claims, {sum(claim.label for claim in claims)} true")
@@ -323,6 +324,48 @@ def changed_facts(args, configured) -> None:
             results = score_changed_facts(verifier, dataset, windows=args.windows, split=split, calibration=load_calibration(verifier.name))
             report_changed_facts(name, results, threshold)
             print(f"  {'':<46} {len(results) / (time.perf_counter() - started):.1f} claims/s")
+            if verifier is configured and dataset is held_set:
+                held_out_results = results
+    if held_out_results is not None:
+        learning_curve(held_out_results, load_calibration(configured.name), threshold=threshold, model=configured.name)
+
+
+def learning_curve(results, shipped, *, threshold: float, model: str, sizes=(50, 100, 200), seeds: int = 5) -> None:
+    """A reviewer simulated on the held-out changed-fact claims: after N verdicts (the claims' true labels, in a random
+    order), the workspace calibration is refitted as `llmwiki verify --recalibrate` refits it (30% of the verdicts held
+    out; kept only when it agrees with them more often than the shipped one), and both are scored on the claims no
+    reviewer judged. Means over seeds; the agreement columns are on the held-out verdicts, the rest on the remaining claims."""
+    from llmwiki.verify.calibrate import refit
+
+    rows = [row for row in results if row[4] is not None]
+    print(f" a reviewer's verdicts on sets 3-4 ({len(rows)} claims the model scored; {seeds} orders; threshold {threshold}):")
+    print(f"  {'verdicts':>8}  {'kept':>5}  {'agreement shipped -> refit':>27}  {'true passed shipped / in use':>29}  {'false caught shipped / in use':>30}")
+    for size in sizes:
+        if size >= len(rows):
+            continue
+        kept, before, after, passed, caught = 0, [], [], [], []
+        for seed in range(seeds):
+            order = np.random.default_rng(seed).permutation(len(rows))
+            judged, remaining = [rows[index] for index in order[:size]], [rows[index] for index in order[size:]]
+            features = np.array([row[4] for row in judged], dtype=float)
+            labels = np.array([row[0] for row in judged], dtype=float)
+            held_out = np.arange(size) % 10 < 3
+            outcome = refit(features, labels, held_out, shipped=shipped, model=model, threshold=threshold, min_verdicts=min(sizes))
+            in_use = outcome.calibration if outcome.kept else shipped
+            kept += outcome.kept
+            before.append(outcome.shipped_agreement if outcome.shipped_agreement is not None else float("nan"))
+            after.append(max(outcome.fitted_agreement, outcome.shipped_agreement) if outcome.fitted_agreement is not None else float("nan"))
+            for calibration, rates in ((shipped, "shipped"), (in_use, "in use")):
+                scores = np.array([calibration.score(row[4]) for row in remaining])
+                labels_left = np.array([row[0] for row in remaining])
+                passed.append((rates, float((scores[labels_left == 1] >= threshold).mean())))
+                caught.append((rates, float((scores[labels_left == 0] < threshold).mean())))
+
+        def mean(pairs, which):
+            return 100 * float(np.mean([value for name, value in pairs if name == which]))
+
+        print(f"  {size:>8}  {kept:>2}/{seeds}  {100 * np.nanmean(before):>12.1f} -> {100 * np.nanmean(after):>5.1f} (in use)  "
+              f"{mean(passed, 'shipped'):>14.1f} / {mean(passed, 'in use'):>5.1f}  {mean(caught, 'shipped'):>15.1f} / {mean(caught, 'in use'):>5.1f}")
 
 
 if __name__ == "__main__":

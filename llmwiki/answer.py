@@ -301,7 +301,7 @@ _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-
 _PTB_BRACKETS = re.compile("|".join(map(re.escape, _PTB)))
 
 
-def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, policy: AnswerPolicy, yes_no: bool = False) -> tuple[str | None, list[bool], list[str]]:
+def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Candidate], *, policy: AnswerPolicy = ANSWER_POLICY, yes_no: bool = False) -> tuple[str | None, list[bool], list[str]]:
     """(Why the selection does not answer the question, or None when it may; which candidates may lead the answer;
     the question's words that carry weight).
 
@@ -353,7 +353,7 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     return None, [value >= min_sentence for value in sentence_shares], words
 
 
-def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy) -> str | None:
+def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy = ANSWER_POLICY) -> str | None:
     """Why a question about "he" or "she" that names no one cannot be answered: the best sentences that may answer it
     (the first ``policy.whose_sentences``) come from pages about different subjects, so its words do not say who
     is meant. None when they agree (the words pin one person down: "He founded the University of Buffalo on what
@@ -366,7 +366,7 @@ def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy) 
     return f"it says \"{pronoun}\" but names no one, and the passages that match are about {listed}: say who it is about"
 
 
-def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], policy: AnswerPolicy) -> ExtractiveReply:
+def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
     """Score the statement against the best sentences: yes when one supports it and none that holds as many
     of its words opposes it; no when the closest one opposes it (a fact absent or opposed, or contradiction);
     else unsettled; each quoting its sentence."""

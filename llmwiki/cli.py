@@ -342,7 +342,8 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
     below = [(review.page, review.supported_share(threshold)) for review in reviews if fail_under is not None and review.supported_share(threshold) < fail_under]
     if not as_json:
         table = Table(title=f"Verification ({describe(verifier)}, threshold {threshold:g})")
-        for column in ("page", "sentences", "supported", "model alone", "reviewed", "re-scored", "outdated"):
+        table.add_column("page", no_wrap=True)
+        for column in ("sentences", "supported", "model", "reviewed", "re-scored", "outdated"):
             table.add_column(column)
         for review in reviews:
             result = review.verification
@@ -522,6 +523,11 @@ def edit(page: str, workspace_path: str | None, body_file: str | None, expected_
             return
     new_version, commit = save_page(workspace, page, body, expected_version=version)
     console.print(f"Saved {page} as version {new_version}" + (f"; commit {commit[:10]}" if commit else "") + ".")
+    from llmwiki.review import release_if_passing
+
+    released = release_if_passing(workspace, page, verifier=workspace.verifier)
+    if released is not None:
+        console.print(released, markup=False, highlight=False)
 
 
 def _read_text_file(path: Path) -> str:

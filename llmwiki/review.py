@@ -330,6 +330,23 @@ def release(workspace: Workspace, page: str, *, reviewer: str, why: str | None =
     return commit
 
 
+def release_if_passing(workspace: Workspace, page: str, *, verifier) -> str | None:
+    """After an edit of a held page: verify it, and release it when its supported share (verdicts first) reaches the
+    threshold; returns what was done (None: the page was not held). verifier: a verifier or a callable that loads one."""
+    relative = page_under_wiki(workspace, page)
+    meta, _ = split_frontmatter((workspace.root / relative).read_text(encoding="utf-8"))
+    if held_reason(meta) is None:
+        return None
+    verifier = verifier() if callable(verifier) and not hasattr(verifier, "score") else verifier
+    reviewed = review_page(workspace, relative, verifier)
+    threshold = workspace.config.verification.threshold
+    share = reviewed.supported_share(threshold)
+    if share < threshold:
+        return f"{relative}: still held for review: {share:.0%} of its sentences supported after the edit (threshold {threshold:g})."
+    release(workspace, relative, reviewer=reviewer_name(workspace), why=f"edited; {share:.0%} of its sentences supported")
+    return f"{relative}: released: the edit brings its supported share to {share:.0%}."
+
+
 # -- contested claims -----------------------------------------------------------------------------
 
 RESOLUTIONS = {"a": "kept_a", "b": "kept_b", "both": "both"}

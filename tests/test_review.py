@@ -243,9 +243,31 @@ def test_watch_ingests_a_changed_source_and_stops_cleanly_on_ctrl_c(wiki):
         assert wait_for("ingested  sources/tides.md"), lines
     finally:
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+        rest, stderr = process.communicate(timeout=60)  # what the reader thread had not taken yet
         reader.join(timeout=10)
+        lines.extend(rest.splitlines())
     assert process.returncode == 0, stderr
     assert any("Stopped watching." in line for line in lines) and "Traceback" not in stderr
     assert wiki.store.document_by_path("sources/tides.md") is not None and wiki.store.document_by_path("sources/.draft.md") is None
     assert (wiki.root / "wiki/summaries/tides.md").is_file()  # its page was written as `llmwiki ingest` writes it
+
+
+def test_an_edited_held_page_is_released_once_it_passes(wiki):
+    from llmwiki.maintain import page_version, save_page
+    from llmwiki.pages import split_frontmatter
+    from llmwiki.review import release_if_passing
+
+    config = wiki.root / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('hold = "none"', 'hold = "all"'), encoding="utf-8")
+    from llmwiki.workspace import Workspace
+
+    workspace = Workspace.open(wiki.root)
+    assert release_if_passing(workspace, SUMMARY, verifier=workspace.verifier) is None  # control: not held, nothing done
+    apply_hold(workspace, [SUMMARY], model_written=True, verifier=workspace.verifier)
+    _, body = split_frontmatter((workspace.root / SUMMARY).read_text(encoding="utf-8"))
+    wrong = body.replace("Divers study", "Astronauts bake cakes near").replace("shelters many fish", "sells used cars to urchins")
+    save_page(workspace, SUMMARY, wrong, expected_version=page_version(workspace, SUMMARY))
+    assert "still held" in release_if_passing(workspace, SUMMARY, verifier=workspace.verifier)  # nothing it says is in the source: held
+    save_page(workspace, SUMMARY, body, expected_version=page_version(workspace, SUMMARY))  # edited back to what the source says
+    assert "released" in release_if_passing(workspace, SUMMARY, verifier=workspace.verifier)
+    assert SUMMARY not in held_pages(workspace)
