@@ -248,6 +248,7 @@ def main() -> None:
             label = ("clauses" if split else "sentence") + ("*" if split == product else "")
             mean, spread = random_split_bacc(labels, scores)
             print(f"{name:<44}{label:<11}{100 * split_bacc(labels, scores):>7.1f}{f'{100 * mean:.1f} ± {100 * spread:.1f}':>13}{roc_auc(labels, scores):>7.3f}{pair_count:>8}{pair_count / max(seconds, 1e-9):>9.0f}")
+    wice_rows = []  # the configured verifier's claims as pages score them, for a simulated reviewer
     for name, verifier in systems[:2]:  # as shipped: NLI probability and fact checks, calibrated
         from llmwiki.verify.page import PageSentence, _score_sentences
 
@@ -257,12 +258,18 @@ def main() -> None:
             result, _ = _score_sentences([PageSentence(claim["claim"], 0, len(claim["claim"]))], chunks, verifier,
                                          split=getattr(verifier, "prefers_clauses", False), verbatim=True, premises_per_sentence=args.windows)
             scores.append(result[0].value)
+            if verifier is configured:
+                wice_rows.append((int(labels[len(scores) - 1]), "wice", result[0].value, result[0].p_entailment, result[0].features, result[0].reason))
         scores = np.array(scores)
         mean, spread = random_split_bacc(labels, scores)
         print(f"{name + ' + fact checks, calibrated':<44}{'as pages':<11}{100 * split_bacc(labels, scores):>7.1f}{f'{100 * mean:.1f} ± {100 * spread:.1f}':>13}{roc_auc(labels, scores):>7.3f}")
     print("* as page verification scores with it by default (clauses for NLI models: each clause's best window, the weakest counts)")
     print("BAcc: threshold from the first half of the claims, scored on the second, and the other way round; BAcc20: the same over 20 random half splits, mean ± sd")
     print("published WiCE test BAcc: " + ", ".join(f"{name} {value}" for name, value in PUBLISHED.items()))
+    from llmwiki.verify.calibrate import load_calibration
+
+    learning_curve(wice_rows, load_calibration(configured.name), threshold=VerificationConfig().threshold, model=configured.name,
+                   title="WiCE dev: real claims, unlike the changed-fact claims the shipped calibration was fitted on")
     if args.pool.is_file():  # where WiCE favours shared words: NLI pairs with negation and paraphrase
         from llmwiki.verify.train import load_pairs, split_held_out
 
@@ -327,10 +334,12 @@ def changed_facts(args, configured) -> None:
             if verifier is configured and dataset is held_set:
                 held_out_results = results
     if held_out_results is not None:
-        learning_curve(held_out_results, load_calibration(configured.name), threshold=threshold, model=configured.name)
+        learning_curve(held_out_results, load_calibration(configured.name), threshold=threshold, model=configured.name,
+                       title="S08 sets 3-4, the changed-fact claims held out")
 
 
-def learning_curve(results, shipped, *, threshold: float, model: str, sizes=(50, 100, 200), seeds: int = 5) -> None:
+def learning_curve(results, shipped, *, threshold: float, model: str, sizes=(50, 100, 200), seeds: int = 5,
+                   title: str = "sets 3-4") -> None:
     """A reviewer simulated on the held-out changed-fact claims: after N verdicts (the claims' true labels, in a random
     order), the workspace calibration is refitted as `llmwiki verify --recalibrate` refits it (30% of the verdicts held
     out; kept only when it agrees with them more often than the shipped one), and both are scored on the claims no
@@ -338,7 +347,7 @@ def learning_curve(results, shipped, *, threshold: float, model: str, sizes=(50,
     from llmwiki.verify.calibrate import refit
 
     rows = [row for row in results if row[4] is not None]
-    print(f" a reviewer's verdicts on sets 3-4 ({len(rows)} claims the model scored; {seeds} orders; threshold {threshold}):")
+    print(f" a reviewer's verdicts on {title} ({len(rows)} claims the model scored; {seeds} orders; threshold {threshold}):")
     print(f"  {'verdicts':>8}  {'kept':>5}  {'agreement shipped -> refit':>27}  {'true passed shipped / in use':>29}  {'false caught shipped / in use':>30}")
     for size in sizes:
         if size >= len(rows):
