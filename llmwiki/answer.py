@@ -45,6 +45,7 @@ from llmwiki.pages import (
     split_frontmatter,
 )
 from llmwiki.policy import ANSWER_POLICY, SELECT_POLICY, AnswerPolicy
+from llmwiki.tools import CHAT_TOOLS, ToolArgumentError, limit_argument, text_argument
 from llmwiki.questions import (
     QUESTION_FRAME,
     content_words,
@@ -610,48 +611,8 @@ def answer_question(
 
 # -- agentic chat ------------------------------------------------------------------------
 
-TOOLS = [
-    {"type": "function", "function": {
-        "name": "search_wiki", "description": "Full-text search of the wiki pages (all words, widening to any word). Returns labelled 400-character previews with chunk ids.",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}}},
-    {"type": "function", "function": {
-        "name": "search_sources", "description": "Full-text search of the raw source documents. Returns labelled 400-character previews with chunk ids.",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}}},
-    {"type": "function", "function": {
-        "name": "read_page", "description": "Read one wiki page in full (Markdown). Only pages inside wiki/, e.g. 'concepts/otter.md'.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
-    {"type": "function", "function": {
-        "name": "query_dataset", "description": "Rows of a Markdown dataset, filtered by key and metric.",
-        "parameters": {"type": "object", "properties": {"category": {"type": "string"}, "key": {"type": "string"}, "metric": {"type": "string"}}, "required": ["category"]}}},
-]
-
-
-_TOOL_TEXT_LIMIT = {"query": 2000, "path": 1000, "category": 200, "key": 500, "metric": 500}
-
-
-def _tool_argument(arguments: dict, name: str, default: str = "") -> str:
-    """A text argument of a tool call: a string (or a number) within its length limit, else ValueError."""
-    value = arguments.get(name, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ValueError(f"{name} must be text, not {type(value).__name__}")
-    value = str(value)
-    if len(value) > _TOOL_TEXT_LIMIT[name]:
-        raise ValueError(f"{name} is {len(value)} characters long; the limit is {_TOOL_TEXT_LIMIT[name]}")
-    if "\x00" in value:
-        raise ValueError(f"{name} contains a NUL byte")
-    return value
-
-
-def _tool_limit(arguments: dict) -> int:
-    """The limit argument: a whole number from 1 to 20 (5 when absent); Infinity, NaN, 1e400 and text are refused."""
-    value = arguments.get("limit", 5)
-    if value is None:
-        return 5
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"limit must be a whole number from 1 to 20, not {value!r}")
-    return max(1, min(int(value), 20))
+TOOLS = [spec.openai() for spec in CHAT_TOOLS]  # one definition of each tool: llmwiki.tools, shared with the MCP server
+_CHAT_SPECS = {spec.name: spec for spec in CHAT_TOOLS}
 
 
 def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int]) -> tuple[str, bool]:
@@ -664,25 +625,28 @@ def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int
 
     if not isinstance(arguments, dict):
         return f"Refused: the arguments of {name} must be a JSON object.", False
+    spec = _CHAT_SPECS.get(name)
+    if spec is None:
+        return f"Unknown tool {name!r}. Use one of: {', '.join(_CHAT_SPECS)}.", False
     try:
+        spec.check(arguments)
         if name in ("search_wiki", "search_sources"):
-            query = _tool_argument(arguments, "query")
-            limit = _tool_limit(arguments)
-            result = search(workspace, query, scope="wiki" if name == "search_wiki" else "sources", limit=limit)
+            result = search(workspace, text_argument(arguments, "query"), scope="wiki" if name == "search_wiki" else "sources", limit=limit_argument(arguments))
             lines = [result.readout] + [f"[c{hit.chunk_id}] ({hit.label}) {hit.preview}" for hit in result.hits]
             cited.update(hit.chunk_id for hit in result.hits)
             return "\n".join(lines), bool(result.hits)
         if name == "read_page":
-            text = read_wiki_page(workspace, _tool_argument(arguments, "path"))
+            text = read_wiki_page(workspace, text_argument(arguments, "path"))
             for chunk_id in cited_chunk_ids(text):
                 cited.add(chunk_id)
             return text[:20_000], True
-        if name == "query_dataset":
-            frame = workspace.datasets().query(_tool_argument(arguments, "category"), key=_tool_argument(arguments, "key") or None, metric=_tool_argument(arguments, "metric") or None)
-            shown_rows = SELECT_POLICY.max_dataset_rows
-            rows = frame.head(shown_rows).to_dicts()
-            return json.dumps(rows, default=str)[:20_000] + (f"\n({frame.height - shown_rows} more rows not shown)" if frame.height > shown_rows else ""), frame.height > 0
-        return f"Unknown tool {name!r}. Use one of: search_wiki, search_sources, read_page, query_dataset.", False
+        frame = workspace.datasets().query(text_argument(arguments, "category"), key=text_argument(arguments, "key") or None,
+                                           metric=text_argument(arguments, "metric") or None)
+        shown_rows = SELECT_POLICY.max_dataset_rows
+        rows = frame.head(shown_rows).to_dicts()
+        return json.dumps(rows, default=str)[:20_000] + (f"\n({frame.height - shown_rows} more rows not shown)" if frame.height > shown_rows else ""), frame.height > 0
+    except ToolArgumentError as err:
+        return f"Refused: bad arguments for {name} ({err}).", False
     except (WorkspaceError, DatasetError) as err:
         return f"Refused: {err}", False
     except (TypeError, ValueError, OverflowError) as err:

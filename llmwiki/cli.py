@@ -149,6 +149,23 @@ def watch(workspace_path: str | None, debounce_ms: int) -> None:
     console.print("Stopped watching.")
 
 
+@cli.command("mcp")
+@workspace_option
+@click.option("--http", "http", default=None, metavar="HOST:PORT", help="Serve streamable HTTP on this address (loopback only, unless --allow-remote) instead of stdio.")
+@click.option("--allow-remote", is_flag=True, help="Allow --http on an address that is not loopback (the server has no authentication).")
+@click.option("--allow-writes", is_flag=True, help="Also offer the write tools: save_answer and ingest (of a file already in sources/).")
+def mcp_command(workspace_path: str | None, http: str | None, allow_remote: bool, allow_writes: bool) -> None:
+    """Serve the workspace to agents over the Model Context Protocol: search, read, ask, verify_text (stdio by default)."""
+    from llmwiki.mcp_server import http_address, serve
+
+    if http is not None:
+        http_address(http, allow_remote=allow_remote)  # a bad address is refused before the workspace is opened
+    workspace = _workspace(workspace_path)
+    if http is not None:
+        errors.print(f"Serving {workspace.root} over MCP at http://{http}/mcp" + (" (write tools on)" if allow_writes else ""), markup=False, highlight=False)
+    serve(workspace, allow_writes=allow_writes, http=http, allow_remote=allow_remote)
+
+
 def _print_ingest(workspace: Workspace, report) -> None:
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):

@@ -74,7 +74,7 @@ def page_under_wiki(workspace: Workspace, page: str) -> str:
     try:
         relative = workspace.relative(candidate)
     except LlmwikiError:
-        raise ReviewError(f"{page}: is not a page of this wiki (only pages under {workspace.wiki_dir} are reviewed). "
+        raise ReviewError(f"{page}: is not a page of this wiki (only pages under {workspace.wiki_dir} can be named). "
                           "Name one as wiki/concepts/NAME.md; `llmwiki review --queue` lists what waits.") from None
     if not relative.startswith("wiki/") or relative in COLLECTION_PAGES or not relative.endswith(".md"):
         raise ReviewError(f"{relative}: only summary, concept and answer pages under wiki/ are reviewed. Name one as wiki/concepts/NAME.md.")

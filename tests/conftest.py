@@ -23,7 +23,7 @@ def _isolated_environment(monkeypatch):
 # on the embedded DuckDB store and once on a PostgreSQL database of a throwaway server on loopback
 # (skipped, saying why, where PostgreSQL is not installed; .ci/run installs it). A test about something
 # only one store has is marked `duckdb_only` (files, snapshots, damage) or asks for `postgres_url`.
-BOTH_STORES = {"test_store", "test_review", "test_search", "test_ingest", "test_answer", "test_verify", "test_maintain", "test_select", "test_postgres"}
+BOTH_STORES = {"test_store", "test_review", "test_mcp", "test_search", "test_ingest", "test_answer", "test_verify", "test_maintain", "test_select", "test_postgres"}
 _WORKSPACE_FIXTURES = {"workspace", "wiki", "reef", "corpus", "store_kind"}
 
 

@@ -73,7 +73,7 @@ def _needs(module: str) -> None:
 
 
 def test_every_bench_script_is_covered_here():
-    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py"}
+    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py", "mcp_latency.py"}
     assert {path.name for path in (REPO / "bench").glob("*.py")} == covered
 
 
@@ -124,3 +124,10 @@ def test_bench_verify_runs_on_tiny_data(tmp_path):
     _needs("wn")
     result = _run("verify.py", "--facts-only", "--cmu", _cmu(tmp_path / "S08"), "--data", _wice(tmp_path / "dev.jsonl"), "--per-article", "2", "--int8")
     assert "changed facts" in result.stdout
+
+
+def test_bench_mcp_latency_runs_on_the_sample_workspace():
+    result = _run("mcp_latency.py", "--calls", "2")
+    assert "protocol overhead for search" in result.stdout
+    rows = {line.split()[0]: line.split() for line in result.stdout.splitlines() if line.split() and line.split()[0] in ("search", "ask", "verify_text")}
+    assert set(rows) == {"search", "ask", "verify_text"} and all(float(row[1]) > 0 for row in rows.values())

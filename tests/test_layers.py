@@ -10,7 +10,7 @@ from conftest import REPO
 
 PACKAGE = REPO / "llmwiki"
 LAYERS = (
-    {"errors", "records", "text", "policy", "tracing", "prompts", "failpoints", "config", "models", "history", "pages", "chunking", "parsing", "extract",
+    {"errors", "records", "text", "policy", "tools", "tracing", "prompts", "failpoints", "config", "models", "history", "pages", "chunking", "parsing", "extract",
      "backends", "datasets", "embeddings", "notebook_args", "questions", "verify.lexicon", "verify.facts", "verify.calibrate",
      "verify.changes", "verify.train", "verify.nli", "ranker", "ranker.cmuqa", "pgserver"},
     {"store.dialect"},
@@ -25,7 +25,7 @@ LAYERS = (
     {"wiki"},
     {"select", "verify.page", "verify"},
     {"answer", "maintain", "ranker.train", "review"},
-    {"watch"},
+    {"watch", "mcp_server"},
     {"lint"},
     {"cli", "__main__", ""},
 )

@@ -418,6 +418,29 @@ def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool =
     return result
 
 
+def verify_text(workspace: Workspace, text: str, verifier, *, sources: Sequence[str] | None = None) -> list[SentenceScore]:
+    """Score any text (a paragraph an agent drafted), sentence by sentence, against the workspace's sources (or
+    the named ones): the sources' chunks that share most words with the text (MAX_CONTEXT_CHUNKS), as for a page
+    that names no source. Nothing is stored. VerificationError when there is nothing to verify against."""
+    store = workspace.store
+    with store.session():
+        documents = [doc for doc in store.documents(kind="source") if doc.status == "ready" and (sources is None or doc.path in sources)]
+        chunks = [(chunk.id, doc.path, chunk.page_number, chunk.text) for doc in documents for chunk in store.chunks(doc.id)]
+    if not chunks:
+        raise VerificationError("the workspace holds no ingested source to verify against. Ingest sources first (`llmwiki ingest`).")
+    if len(chunks) > MAX_CONTEXT_CHUNKS:
+        terms = _terms(text)
+        chunks = sorted(chunks, key=lambda chunk: -len(terms & _terms(chunk[3])))[:MAX_CONTEXT_CHUNKS]
+    sentences = page_sentences(text)
+    if not sentences:
+        raise VerificationError("the text has no sentence to verify (a sentence is three words or more).")
+    titles = {doc.path: doc.title or "" for doc in documents}
+    scores, _ = _score_sentences(sentences, chunks, verifier, split=splits_clauses(workspace, verifier), verbatim=True,
+                                 premises_per_sentence=workspace.config.verification.premises_per_sentence, titles=titles,
+                                 calibration=workspace_calibration(workspace, verifier.name))
+    return scores
+
+
 def load_verification(workspace: Workspace, page_path: str) -> PageVerification | None:
     """The stored verification of a page, marked outdated when its page or sources changed."""
     store = workspace.store
