@@ -247,12 +247,21 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
     if (question is None) == (batch_file is None):
         raise click.UsageError("give one QUESTION, or --batch FILE with one question per line")
     workspace = _workspace(workspace_path)
+    if open_page is not None:  # a page that is not there is an error, not a note in the readout
+        relative = workspace.relative(workspace.root / open_page, fix=workspace.PAGE_FIX)
+        if not relative.startswith("wiki/") or not (workspace.root / relative).is_file():
+            raise click.BadParameter(f"{open_page}: no such wiki page. {workspace.PAGE_FIX}", param_hint="--open")
+        open_page = relative
     backend = workspace.backend()
     if batch_file is not None:
         if save or agentic:
             raise click.UsageError("--batch answers questions as they are; it does not save them or run tools (ask them one at a time for that)")
-        with click.open_file(batch_file, encoding="utf-8", errors="replace") as lines:
-            questions = [line.strip() for line in lines if line.strip()]
+        try:
+            with click.open_file(batch_file, encoding="utf-8", errors="replace") as lines:
+                questions = [line.strip() for line in lines if line.strip()]
+        except OSError as err:
+            raise click.BadParameter(f"{batch_file}: cannot be read ({err.strerror or err}). Give a text file with one question per line, or - for standard input.",
+                                     param_hint="--batch") from None
         verifier = workspace.verifier()  # loaded once for the whole batch
         for number, item in enumerate(questions, start=1):
             errors.print(f"{number}/{len(questions)} {item}", highlight=False, markup=False)  # progress on stderr; stdout stays one answer a line
@@ -386,6 +395,9 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
                 console.print(f"{review.page}: contested claim {contest.id} ({contest.status}) between {contest.page_a} and {contest.page_b}: "
                               f"\"{contest.sentence_a}\" / \"{contest.sentence_b}\"", markup=False, highlight=False)
         for review in reviews:
+            if review.verification.unknown_citations:
+                errors.print(f"note: {review.page} cites chunks that do not exist: {', '.join(review.verification.unknown_citations)}; "
+                             "cite a chunk id the sources hold (search for the passage), or remove the mark.", markup=False, highlight=False)
             if review.verification.missing_sources:
                 errors.print(f"note: {review.page} was checked without its missing sources {', '.join(review.verification.missing_sources)}; ingest them and verify again.", markup=False, highlight=False)
         for page, reason in failures:
@@ -533,7 +545,7 @@ def edit(page: str, workspace_path: str | None, body_file: str | None, expected_
     if body_file:
         body = _read_text_file(Path(body_file))
     else:
-        current = split_frontmatter((workspace.root / workspace.relative(workspace.root / page)).read_text(encoding="utf-8"))[1]
+        current = split_frontmatter((workspace.root / workspace.relative(workspace.root / page, fix=workspace.PAGE_FIX)).read_text(encoding="utf-8"))[1]
         body = click.edit(current, extension=".md")
         if body is None or body == current:
             console.print("No change; nothing saved.")

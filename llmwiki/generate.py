@@ -23,6 +23,7 @@ them (files, store, commit, snapshot) is ``llmwiki.wiki.publish``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -327,12 +328,20 @@ def _now() -> str:
 
 
 def summary_path_for(document: Document, taken: dict[str, str]) -> str:
-    """wiki/summaries/<slug>.md for a source; the slug includes folders when stems collide."""
-    slug = slugify(Path(document.path).stem)
-    owner = taken.get(slug)
-    if owner is not None and owner != document.path:
-        slug = slugify(str(Path(document.path).with_suffix("")).removeprefix("sources/"))
-    return f"{SUMMARIES}/{slug}.md"
+    """wiki/summaries/<slug>.md for a source, never one another source holds (taken: slug -> its source): the file's
+    stem; when that is taken, its folders; then its extension too ("volta-html" beside "volta-txt"); and when every
+    spelling is taken (names with no ASCII letters: "Ω.md" and "日.md" both slug to "page"), the stem with a hash of
+    the path. Every step depends on the path alone, so a rerun gives each source the page it had."""
+    owned = sorted(slug for slug, owner in taken.items() if owner == document.path)
+    if owned:  # the page it has keeps its name, whatever became free since
+        return f"{SUMMARIES}/{owned[0]}.md"
+    path = Path(document.path)
+    relative = document.path.removeprefix("sources/")
+    for slug in (slugify(path.stem), slugify(str(Path(relative).with_suffix(""))), slugify(relative)):
+        if taken.get(slug) in (None, document.path):
+            return f"{SUMMARIES}/{slug}.md"
+    digest = hashlib.sha256(document.path.encode("utf-8")).hexdigest()[:10]
+    return f"{SUMMARIES}/{slugify(path.stem, max_length=60)}-{digest}.md"
 
 
 def _existing_summaries(existing: Mapping[str, str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ pages as written (their chunks, references and derivation), and
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -79,20 +80,54 @@ def content_hash(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def discover(workspace: Workspace, paths: Iterable[Path | str]) -> list[Path]:
-    """Expand folders into the supported files under them, sorted; files pass as they are."""
+def discover(workspace: Workspace, paths: Iterable[Path | str]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Expand folders into the supported files under them, sorted; files pass as they are. Returns (files, problems):
+    what cannot be read as a file (a link that loops or points nowhere, a folder that cannot be listed) is a problem
+    with its reason, never an exception that stops the rest. The walk keeps its own stack (no recursion, so a
+    thousand nested folders are walked like one), does not follow links to folders (a link into itself would
+    never end), and leaves out hidden files and folders."""
     found: list[Path] = []
+    problems: list[tuple[Path, str]] = []
     for path in map(Path, paths):
-        if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                hidden = any(part.startswith(".") for part in candidate.relative_to(path).parts)
-                resolved = candidate.resolve()
-                collection = workspace.root in resolved.parents and resolved.relative_to(workspace.root).as_posix() in COLLECTION_PAGES
-                if candidate.is_file() and not hidden and not collection and candidate.suffix.lower() in EXTRACTORS:
-                    found.append(candidate)
-        else:
+        if not path.is_dir() or path.is_symlink():
             found.append(path)
-    return found
+            continue
+        stack = [path]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+            except OSError as err:
+                problems.append((folder, f"cannot be listed ({err.strerror or err}). Check the folder's permissions"))
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                candidate = Path(entry.path)
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(candidate)
+                        continue
+                    if Path(entry.name).suffix.lower() not in EXTRACTORS:
+                        continue
+                    resolved = candidate.resolve(strict=True)
+                except (OSError, RuntimeError) as err:
+                    problems.append((candidate, f"is a link that loops or points nowhere ({getattr(err, 'strerror', None) or err}). Remove the link, or replace it with the file"))
+                    continue
+                if not resolved.is_file():
+                    continue
+                collection = workspace.root in resolved.parents and resolved.relative_to(workspace.root).as_posix() in COLLECTION_PAGES
+                if not collection:
+                    found.append(candidate)
+    return sorted(found), problems
+
+
+def _shown(workspace: Workspace, path: Path) -> str:
+    """A path as reports name it: relative to the workspace where it lies inside."""
+    try:
+        return path.absolute().relative_to(workspace.root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def import_file(workspace: Workspace, path: Path) -> Path:
@@ -223,8 +258,8 @@ def ingest_files(
 def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_progress, tracer: Tracer) -> IngestReport:
     started = time.perf_counter()
     requested = [workspace.sources_dir] if paths is None else list(paths)
-    files = discover(workspace, requested)
-    outcomes = []
+    files, problems = discover(workspace, requested)
+    outcomes = [FileOutcome(path=_shown(workspace, path), action="refused", reason=f"{_shown(workspace, path)}: {reason}.") for path, reason in problems]
     for done, path in enumerate(files):
         if copy and not _inside(workspace, path) and path.is_file():
             try:

@@ -142,14 +142,14 @@ def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Call
                 continue
             if not (root / resolved).exists():
                 report.findings.append(Finding("broken-link", "error", (path,), f"{path} links to {target}, which does not exist",
-                                               "remove or correct the link; a withdrawn source's citations go with `llmwiki stale --delete` or an edit"))
+                                               "remove or correct the link (`llmwiki edit PAGE`)"))
             elif resolved != path:
                 linked_from[resolved].add(path)
     for document in pending_sources(workspace):
         report.findings.append(Finding("no-summary", "error", (document.path,), f"{document.path} is ingested but has no summary page written from its current version",
                                        "run `llmwiki ingest` (it writes the pages of every source that lacks them)"))
     for page, reason in stale_pages(workspace):
-        report.findings.append(Finding("stale", "warning", (page,), f"{page} is stale: {reason}", "edit it, regenerate it, or delete it with `llmwiki stale --delete`"))
+        report.findings.append(Finding("stale", "warning", (page,), f"{page} is stale: {reason}", "regenerate it from its remaining sources (`llmwiki regenerate PAGE`) or edit it; `llmwiki stale --delete` deletes it with what its other sources gave it"))
 
     concepts = {path: page for path, page in pages.items() if path.startswith("wiki/concepts/")}
     names = {}

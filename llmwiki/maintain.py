@@ -9,7 +9,12 @@ withdrawn,
 - its chunks, postings, embeddings and references leave the store;
 - a page whose every source is now gone is deleted (its summary, a saved
   answer resting only on deleted pages, ...), and so on until nothing changes;
-- a page with other sources left is kept but marked stale in the store
+- a page with other sources left whose part from the withdrawn source is a
+  section of its own (a concept page gathers one section per source) loses
+  that section and the source in its frontmatter, and is otherwise kept as
+  it was; every remaining page loses its links to deleted pages (the link
+  text stays), so a withdrawal never leaves a broken link;
+- any other page with other sources left is kept but marked stale in the store
   (``stale_since`` and the reason), stays searchable with a stale label, and
   the report lists its sentences whose best support (from a stored
   verification) came from the withdrawn source.
@@ -22,6 +27,8 @@ log are rewritten and everything is one git commit.
 from __future__ import annotations
 
 import difflib
+import posixpath
+import re
 import shutil
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,6 +55,7 @@ class WithdrawalReport:
     source: str
     deleted_pages: list[str] = field(default_factory=list)
     stale_pages: list[str] = field(default_factory=list)
+    rewritten_pages: list[str] = field(default_factory=list)  # kept without the withdrawn source's section, or without links to deleted pages
     affected_sentences: dict[str, list[str]] = field(default_factory=dict)
     file_action: str = ""
     commit: str | None = None
@@ -55,6 +63,7 @@ class WithdrawalReport:
     def summary(self) -> str:
         lines = [f"Withdrew {self.source} ({self.file_action})."]
         lines += [f"deleted {page} (derived only from withdrawn material)" for page in self.deleted_pages]
+        lines += [f"rewrote {page} (without what came from {self.source}, or its links to deleted pages)" for page in self.rewritten_pages]
         for page in self.stale_pages:
             sentences = self.affected_sentences.get(page, [])
             lines.append(f"stale {page} (other sources remain; {len(sentences)} verified sentence(s) rested on {self.source})")
@@ -72,9 +81,37 @@ def _page_sources(root: Path) -> dict[str, list[str]]:
     return derived
 
 
+_LINK = re.compile(r"(?<!!)\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def _without_withdrawn(workspace: Workspace, page: str, text: str, removed: set[str], deleted: set[str]) -> tuple[str, bool]:
+    """(the page's text without the sections of removed sources and without links to deleted pages, whether what
+    came from removed sources is gone from it entirely)."""
+    from llmwiki.generate import join_sections, split_sections, with_citations
+
+    meta, body = split_frontmatter(text)
+    preamble, sections = split_sections(body)
+    clean = not (set(source_paths(meta)) & removed)
+    changed = False
+    if sections and set(sections) & removed:
+        body = join_sections(preamble, {path: section for path, section in sections.items() if path not in removed})
+        meta = dict(meta, sources=[entry for entry in meta.get("sources", []) if not (isinstance(entry, dict) and entry.get("path") in removed)])
+        clean = changed = True
+    folder = posixpath.dirname(page)
+
+    def unlink(match: re.Match) -> str:
+        target = posixpath.normpath(posixpath.join(folder, match.group(2).split("#")[0]))
+        return match.group(1) if target in deleted else match.group(0)
+
+    unlinked = _LINK.sub(unlink, body)
+    if not changed and unlinked == body:
+        return text, clean
+    return with_citations(workspace.store, meta, unlinked, page), clean
+
+
 def plan_withdrawal(workspace: Workspace, source: str) -> tuple[list[str], list[str]]:
     """(pages to delete, pages to mark stale) if source were withdrawn; changes nothing."""
-    relative = workspace.relative(workspace.root / source) if not Path(source).is_absolute() else workspace.relative(source)
+    relative = workspace.relative(workspace.root / source if not Path(source).is_absolute() else source, fix=workspace.SOURCE_FIX)
     document = workspace.store.document_by_path(relative)
     if document is None:
         raise MaintenanceError(f"{relative}: no such document in the store. `llmwiki status` lists them.")
@@ -99,11 +136,14 @@ def plan_withdrawal(workspace: Workspace, source: str) -> tuple[list[str], list[
 
 def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) -> WithdrawalReport:
     """Withdraw a source and follow its derivations; see the module docstring."""
-    relative = workspace.relative(workspace.root / source) if not Path(source).is_absolute() else workspace.relative(source)
+    relative = workspace.relative(workspace.root / source if not Path(source).is_absolute() else source, fix=workspace.SOURCE_FIX)
     plan_withdrawal(workspace, relative)  # refuses an unknown or non-source id before anything is touched
     with operation(workspace, "withdraw", source=relative) as journal:
         deleted, stale = plan_withdrawal(workspace, relative)
         report = WithdrawalReport(source=relative, deleted_pages=deleted, stale_pages=stale)
+        removed = {relative, *deleted}
+        texts: dict[str, str | None] = {page: None for page in deleted}
+        originals = {page: (workspace.root / page).read_text(encoding="utf-8") for page in _page_sources(workspace.root) if page not in removed}
         for page in stale:
             stored = load_verification(workspace, page)
             if stored is not None:
@@ -112,6 +152,13 @@ def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) ->
         reason = f"source {relative} was withdrawn"
         with store.session(), store.transaction():  # the cascade and the stale marks: one transaction
             store.remove_document(relative)
+            for page, original in originals.items():
+                rewritten, clean = _without_withdrawn(workspace, page, original, removed, set(deleted))
+                if rewritten != original:
+                    texts[page] = rewritten
+                    report.rewritten_pages.append(page)
+                if clean and page in stale:
+                    stale.remove(page)
             for page in stale:
                 document = store.document_by_path(page)
                 if document is not None:
@@ -134,7 +181,7 @@ def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) ->
             report.file_action = "file already gone"
         failpoint("withdraw:files")
         notes = [f"stale {page}: {reason}" for page in stale]
-        _, report.commit = publish(workspace, {page: None for page in deleted}, operation="withdraw", subject=relative, deleted=deleted, notes=notes,
+        _, report.commit = publish(workspace, texts, operation="withdraw", subject=relative, deleted=deleted, notes=notes,
                                    also_commit=[relative] + ([moved_to.relative_to(workspace.root).as_posix()] if moved_to else []))
         if report.commit is None and history.is_repository(workspace.root):
             report.commit = history.commit(workspace.root, f"withdraw: {relative}", [relative])
@@ -147,7 +194,7 @@ class EditConflictError(MaintenanceError):
 
 
 def _existing_page(workspace: Workspace, page_path: str):
-    relative = workspace.relative(workspace.root / page_path)
+    relative = workspace.relative(workspace.root / page_path, fix=workspace.PAGE_FIX)
     document = workspace.store.document_by_path(relative)
     if not relative.startswith("wiki/") or relative in COLLECTION_PAGES or document is None or not (workspace.root / relative).is_file():
         raise MaintenanceError(f"{relative}: no such wiki page (it may have been deleted meanwhile). Reload the page list and start from the current page.")
@@ -216,7 +263,7 @@ def page_history(workspace: Workspace, page: str | None = None, *, limit: int = 
     """Commits that changed the workspace (or one page), newest first, with whether a store snapshot is kept."""
     if not history.is_repository(workspace.root):
         raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository). Create workspaces with `llmwiki init` (without --no-git).")
-    path = workspace.relative(workspace.root / page) if page else None
+    path = workspace.relative(workspace.root / page, fix=workspace.PAGE_FIX) if page else None
     kept = snapshots(workspace)
     return [HistoryEntry(commit, date, subject, commit in kept) for commit, date, subject in history.log(workspace.root, path=path, limit=limit)]
 

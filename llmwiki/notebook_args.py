@@ -58,14 +58,34 @@ def parse_notebook_args(parser: argparse.ArgumentParser, argv: list[str] | None 
     known, unknown = parser.parse_known_args(argv)
     if unknown:
         msg = f"{parser.prog}: unknown argument(s) {' '.join(unknown)}. It takes: {parser.format_usage().strip().removeprefix('usage: ')}"
-        raise NotebookArgumentError(msg)
+        _fail(msg)
     if getattr(known, "workspace", None) is None:
         known.workspace = os.environ.get("LLMWIKI_WORKSPACE")
     if not known.workspace:
         msg = (f"{parser.prog}: no workspace given. Start it with --workspace DIR (python notebooks/x.py --workspace DIR, or "
                "marimo run notebooks/x.py -- --workspace DIR), or set LLMWIKI_WORKSPACE; the repository's sample is workspace/ (make demo copies it to build/demo).")
-        raise NotebookArgumentError(msg)
+        _fail(msg)
+    from llmwiki.workspace import Workspace
+
+    try:
+        Workspace.open(known.workspace)  # not a workspace: said here, in one line, before any cell runs
+    except LlmwikiError as err:
+        _fail(f"{parser.prog}: {err}")
     return known
+
+
+def _fail(msg: str) -> None:
+    """A notebook's bad start: one line and exit status 2 when run as a script; under marimo, an error the page shows."""
+    try:
+        import marimo as mo
+
+        in_notebook = mo.running_in_notebook()
+    except ImportError:
+        in_notebook = False
+    if not in_notebook:
+        print(f"Error: {msg}", file=sys.stderr)
+        raise SystemExit(2)
+    raise NotebookArgumentError(msg)
 
 
 def inline_chart_data() -> None:

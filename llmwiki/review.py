@@ -72,12 +72,13 @@ def page_under_wiki(workspace: Workspace, page: str) -> str:
         raise ReviewError(f"{page!r}: a page name cannot hold NUL bytes. Name a page under wiki/ (`llmwiki review --queue` lists what waits).")
     candidate = workspace.root / page if not page.startswith("/") else page
     try:
-        relative = workspace.relative(candidate)
+        relative = workspace.relative(candidate, fix=workspace.PAGE_FIX)
     except LlmwikiError:
         raise ReviewError(f"{page}: is not a page of this wiki (only pages under {workspace.wiki_dir} can be named). "
                           "Name one as wiki/concepts/NAME.md; `llmwiki review --queue` lists what waits.") from None
     if not relative.startswith("wiki/") or relative in COLLECTION_PAGES or not relative.endswith(".md"):
-        raise ReviewError(f"{relative}: only summary, concept and answer pages under wiki/ are reviewed. Name one as wiki/concepts/NAME.md.")
+        raise ReviewError(f"{relative}: only summary, concept and answer pages under wiki/ are verified and reviewed (a .md file, not a folder or a source). "
+                          "Name one as wiki/concepts/NAME.md.")
     if not (workspace.root / relative).is_file():
         raise ReviewError(f"{relative}: no such page. `llmwiki status` counts the pages; `llmwiki review --queue` lists what waits.")
     return relative

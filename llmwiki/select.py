@@ -222,7 +222,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
     items: list[ContextItem] = []
     notes: list[str] = []
     if open_page:
-        relative = workspace.relative(workspace.root / open_page)
+        relative = workspace.relative(workspace.root / open_page, fix=workspace.PAGE_FIX)
         path = workspace.root / relative
         if not relative.startswith("wiki/") or not path.is_file():
             notes.append(f"The open page {open_page} was not found in wiki/ and was left out.")

@@ -215,11 +215,13 @@ def sources_for(workspace: Workspace, names: Sequence[str]) -> list[Document]:
     store = workspace.store
     found: dict[str, Document] = {}
     for name in names:
-        relative = workspace.relative(workspace.root / name if not Path(name).is_absolute() else name)
+        relative = workspace.relative(workspace.root / name if not Path(name).is_absolute() else name, fix="Name a source (sources/...) or a generated page (wiki/...).")
         document = store.document_by_path(relative)
         if document is not None and document.kind == "source":
             found[document.path] = document
             continue
+        if not (workspace.root / relative).is_file():
+            raise GenerationError(f"{relative}: is not a file of this workspace (a folder, or gone). Give a source path (sources/...) or a generated page (wiki/...).")
         page = read_page(workspace.root, relative)
         cited = source_paths(page.meta)
         documents = [store.document_by_path(path) for path in cited]

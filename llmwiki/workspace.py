@@ -124,8 +124,12 @@ class Workspace:
         """The embedded DuckDB file, or the PostgreSQL database ``[store] url`` names (one per workspace object)."""
         return open_store(path=self.state_dir / "store.duckdb", url=self.config.store.url, lock_timeout_s=self.config.store.lock_timeout_s)
 
-    def relative(self, path: Path | str) -> str:
-        """A path's POSIX form relative to the root; refuses anything outside it."""
+    PAGE_FIX = "Name a page under wiki/, e.g. wiki/concepts/NAME.md (`llmwiki status` counts them)."
+    SOURCE_FIX = "Name a source under sources/, e.g. sources/NAME.md (`llmwiki status` lists them)."
+
+    def relative(self, path: Path | str, *, fix: str | None = None) -> str:
+        """A path's POSIX form relative to the root; refuses anything outside it, with fix as the advice
+        (default: copy the file into sources/, for files to ingest; PAGE_FIX, SOURCE_FIX for pages and sources)."""
         candidate = Path(path).expanduser()
         if not candidate.is_absolute():
             candidate = Path.cwd() / candidate
@@ -133,10 +137,8 @@ class Workspace:
         try:
             relative = resolved.relative_to(self.root)
         except ValueError:
-            msg = (
-                f"{path}: is outside the workspace {self.root}. Copy it into {self.sources_dir} first "
-                "(or pass --copy to `llmwiki ingest`)."
-            )
+            advice = fix or f"Copy it into {self.sources_dir} first (or pass --copy to `llmwiki ingest`)."
+            msg = f"{path}: is outside the workspace {self.root}. {advice}"
             raise WorkspaceError(msg) from None
         if relative.parts and relative.parts[0] == STATE_DIRNAME:
             msg = f"{path}: is llmwiki's own state folder. Put sources in {self.sources_dir}."

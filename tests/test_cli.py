@@ -97,3 +97,84 @@ def test_a_hand_written_page_is_adopted_by_ingesting_its_workspace_path_from_any
     assert adopted.returncode == 0, adopted.stderr
     verified = llmwiki("verify", "wiki/answers/quokka.md", "-w", str(root), cwd=elsewhere)
     assert verified.returncode == 0, verified.stderr
+
+
+def _kelp_workspace(tmp_path):
+    root = tmp_path / "ws"
+    assert llmwiki("init", str(root)).returncode == 0
+    (root / "sources" / "kelp.md").write_text("# Kelp\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n", encoding="utf-8")
+    assert llmwiki("ingest", "-w", str(root)).returncode == 0
+    return root
+
+
+def test_hostile_arguments_get_one_line_that_names_the_fix(tmp_path):
+    root = _kelp_workspace(tmp_path)
+    cases = [
+        (("ask", "--batch", str(tmp_path / "nonexistent.txt"), "--json"), "cannot be read"),
+        (("ask", "Who?", "--open", "wiki/concepts/nothere.md"), "no such wiki page"),
+        (("verify", "sources/kelp.md", "--json"), "only summary, concept and answer pages"),
+        (("verify", "wiki_config.toml"), "only summary, concept and answer pages"),
+        (("verify", "wiki/concepts"), "not a folder"),
+        (("regenerate", "wiki/concepts"), "is not a file of this workspace"),
+        (("edit", "../outside.md", "--body-file", str(root / "wiki_config.toml")), "Name a page under wiki/"),
+        (("delete", "../outside.md"), "Name a page under wiki/"),
+        (("history", "../outside.md"), "Name a page under wiki/"),
+        (("withdraw", "../outside.md"), "Name a source under sources/"),
+    ]
+    for arguments, expected in cases:
+        result = llmwiki(*arguments, "-w", str(root))
+        assert result.returncode != 0 and expected in result.stderr and "Traceback" not in result.stderr, (arguments, result.stderr[-400:])
+        assert "--copy" not in result.stderr or arguments[0] == "ingest", arguments  # advice that cannot work for a page is gone
+    assert not any((root / ".llmwiki").glob("journal.json"))
+    answered = llmwiki("ask", "Which forest do divers study?", "--open", "wiki/summaries/kelp.md", "-w", str(root))  # the control
+    assert answered.returncode == 0 and "[c" in answered.stdout
+
+
+def test_a_looping_link_a_dangling_link_and_deep_folders_do_not_stop_an_ingest(tmp_path):
+    import os
+
+    root = _kelp_workspace(tmp_path)
+    sources = root / "sources"
+    (sources / "loop.md").symlink_to("loop.md")
+    (sources / "dangling.md").symlink_to("gone.md")
+    (sources / "folder-link").symlink_to(sources, target_is_directory=True)  # a link to a folder that holds it: not followed
+    folder = sources / "deep"
+    folder.mkdir()
+    current = os.getcwd()
+    try:
+        os.chdir(folder)
+        for _ in range(1000):
+            os.mkdir("d")
+            os.chdir("d")
+        with open("deep.md", "w", encoding="utf-8") as handle:
+            handle.write("# Deep\n\nThe narwhal note lies a thousand folders down.\n")
+    finally:
+        os.chdir(current)
+    try:
+        result = llmwiki("ingest", "--no-wiki", "-w", str(root))
+    finally:
+        _remove_deep(folder)  # pytest's own clean-up of tmp_path recurses, one frame per folder
+    assert result.returncode == 2 and "Traceback" not in result.stderr  # refused files make it non-zero, nothing crashes
+    assert "sources/loop.md: is a link that loops or points nowhere" in result.stderr
+    assert "sources/dangling.md: is a link that loops or points nowhere" in result.stderr
+    assert "1 ingested" in result.stdout
+    assert "unchanged" in result.stdout or "1 unchanged" in result.stdout  # the control: kelp.md, already stored, is still read
+
+
+def _remove_deep(top) -> None:
+    """Remove a deep folder tree without recursion: go down one folder at a time, then remove on the way up."""
+    import os
+
+    path = os.fspath(top)
+    while os.path.isdir(path):
+        inner = [entry for entry in os.scandir(path) if entry.is_dir(follow_symlinks=False)]
+        for entry in os.scandir(path):
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        if inner:
+            path = inner[0].path
+            continue
+        os.rmdir(path)
+        if path == os.fspath(top):
+            break
+        path = os.path.dirname(path)

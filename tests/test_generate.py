@@ -288,3 +288,26 @@ def test_sentence_centrality_matches_its_definition_without_an_n_by_n_matrix():
     many = [Sentence(f"Sentence {index} about topic {index % 97} and item {index % 13}.", 1, index) for index in range(130_000)]
     scores = rank_sentences(many)  # a 10 MB source: 130,000 sentences (the dense form would need 127 GiB)
     assert len(scores) == len(many) and all(np.isfinite(scores[:100]))
+
+
+def test_sources_whose_names_slug_alike_get_distinct_pages_that_stay_put(workspace):
+    from llmwiki.lint import lint
+    from llmwiki.wiki import ingest_paths
+
+    texts = {"Ω" * 126 + ".md": "# Omega\n\nThe omega note describes tidal pools.\n", "日" * 84 + ".md": "# Sun\n\nThe sun note describes coral reefs.\n",
+             "alessandro-volta.html": "<h1>Volta</h1><p>Volta stacked zinc and copper discs into a pile.</p>",
+             "alessandro-volta.txt": "Volta\n\nThe Voltaic Pile made a steady current.\n"}
+    for name, text in texts.items():
+        (workspace.sources_dir / name).write_text(text, encoding="utf-8")
+    ingest_paths(workspace)
+    summaries = sorted(path.name for path in (workspace.root / "wiki/summaries").glob("*.md"))
+    assert len(summaries) == 4 and "page.md" in summaries and "alessandro-volta.md" in summaries  # one page each
+    owners = {}
+    for name in summaries:
+        from llmwiki.pages import source_paths, split_frontmatter
+
+        owners[name] = source_paths(split_frontmatter((workspace.root / "wiki/summaries" / name).read_text(encoding="utf-8"))[0])
+    assert sorted(path for paths in owners.values() for path in paths) == sorted(f"sources/{name}" for name in texts)
+    assert [finding for finding in lint(workspace).findings if finding.kind == "no-summary"] == []
+    again = ingest_paths(workspace)  # a rerun settles: nothing written, every page where it was
+    assert again.generation is None and sorted(path.name for path in (workspace.root / "wiki/summaries").glob("*.md")) == summaries

@@ -22,6 +22,18 @@ class Exact:
 
 
 
+BOTH = "wiki/answers/both.md"
+
+
+def _answer_on_both(workspace) -> None:
+    """A saved answer that rests on both sources without a section per source: a withdrawal leaves it stale."""
+    (workspace.root / "wiki/answers").mkdir(exist_ok=True)
+    (workspace.root / BOTH).write_text(
+        "---\ntitle: Both\ntype: answer\nsources:\n- path: chat\n- path: sources/a.md\n- path: sources/b.md\n---\n\n# Both\n\n"
+        "The Kelp Forest shelters many fish. Surveyors mapped the Kelp Forest along the coast.\n", encoding="utf-8")
+    ingest_paths(workspace, [workspace.root / BOTH])
+
+
 def test_withdrawal_cascade(reef):
     workspace = reef
     # A saved answer resting only on a's summary is derived only from a page that will be removed.
@@ -31,43 +43,53 @@ def test_withdrawal_cascade(reef):
         "---\ntitle: Divers\ntype: answer\nsources:\n- path: chat\n- path: wiki/summaries/a.md\n---\n\n# Divers\n\nDivers study the Kelp Forest every spring.\n",
         encoding="utf-8")
     ingest_paths(workspace, [workspace.root / answer_path])
-    verify_page(workspace, "wiki/concepts/kelp-forest.md", Exact())
+    _answer_on_both(workspace)
+    verify_page(workspace, BOTH, Exact())
+    concept_path = "wiki/concepts/kelp-forest.md"
+    assert "summaries/a.md" in (workspace.root / concept_path).read_text(encoding="utf-8")  # control: the shared concept links a's summary
     deleted, stale = plan_withdrawal(workspace, "sources/a.md")
     assert set(deleted) == {"wiki/summaries/a.md", answer_path}
-    assert stale == ["wiki/concepts/kelp-forest.md"]
+    assert sorted(stale) == [BOTH, concept_path]
 
     report = withdraw(workspace, "sources/a.md")
     root = workspace.root
     assert not (root / "wiki/summaries/a.md").exists() and not (root / answer_path).exists()
     assert (root / "wiki/summaries/b.md").exists()  # control: the other source's summary stays
-    concept = workspace.store.document_by_path("wiki/concepts/kelp-forest.md")
-    assert concept is not None and concept.stale_since is not None  # kept, marked stale
+    # The shared concept page loses a's section and its link to a's deleted summary, and keeps b's: nothing stale in it.
+    concept_text = (root / concept_path).read_text(encoding="utf-8")
+    assert "summaries/a.md" not in concept_text and "sources/a.md" not in concept_text and "Surveyors mapped" in concept_text
+    assert concept_path in report.rewritten_pages and workspace.store.document_by_path(concept_path).stale_since is None
+    # The answer on both sources has no section per source: kept, marked stale, with the sentences that rested on a.
+    answer = workspace.store.document_by_path(BOTH)
+    assert answer is not None and answer.stale_since is not None and report.stale_pages == [BOTH]
     assert workspace.store.document_by_path("wiki/summaries/b.md").stale_since is None  # control
-    assert report.affected_sentences["wiki/concepts/kelp-forest.md"]
-    assert all("Divers" in s or "shelters" in s for s in report.affected_sentences["wiki/concepts/kelp-forest.md"])
+    assert report.affected_sentences[BOTH] == ["The Kelp Forest shelters many fish."]  # it rested on a; the one from b did not
     assert (root / "withdrawn/a.md").exists() and not (root / "sources/a.md").exists()
-    assert "stale wiki/concepts/kelp-forest.md" in report.summary()
+    assert f"stale {BOTH}" in report.summary() and f"rewrote {concept_path}" in report.summary()
     index = (root / "wiki/index.md").read_text(encoding="utf-8")
     assert "summaries/a.md" not in index and "summaries/b.md" in index
     log = subprocess.run(["git", "log", "--format=%s", "-n", "1"], cwd=root, capture_output=True, text=True).stdout
     assert log.startswith("withdraw: sources/a.md")
     assert "sources/a.md" not in subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True).stdout
+    from llmwiki.lint import lint
+
+    assert [finding for finding in lint(workspace).findings if finding.kind == "broken-link"] == []  # no link to a deleted page is left
 
     # Search no longer finds the withdrawn source; the stale page is found and labelled.
     assert search(workspace, "shelters", scope="sources").case == "no_match"
     assert [hit.path for hit in search(workspace, "surveyors", scope="sources").hits] == ["sources/b.md"]  # control
-    stale_hits = [hit for hit in search(workspace, "kelp forest", scope="wiki").hits if hit.path == "wiki/concepts/kelp-forest.md"]
+    stale_hits = [hit for hit in search(workspace, "surveyors mapped coast", scope="wiki").hits if hit.path == BOTH]
     assert stale_hits and stale_hits[0].stale and stale_hits[0].label.endswith("[stale]")
     # A later scan of sources/ does not bring it back.
     assert ingest_paths(workspace).count("ingested") == 0
     # Stale pages are listed with their reason, and can be cleaned up.
     from llmwiki.maintain import delete_stale, stale_pages
 
-    assert stale_pages(workspace) == [("wiki/concepts/kelp-forest.md", "source sources/a.md was withdrawn")]
+    assert stale_pages(workspace) == [(BOTH, "source sources/a.md was withdrawn")]
     pages, commit = delete_stale(workspace)
-    assert pages == ["wiki/concepts/kelp-forest.md"] and commit
-    assert not (root / "wiki/concepts/kelp-forest.md").exists() and stale_pages(workspace) == []
-    assert (root / "wiki/summaries/b.md").exists()
+    assert pages == [BOTH] and commit
+    assert not (root / BOTH).exists() and stale_pages(workspace) == []
+    assert (root / "wiki/summaries/b.md").exists() and (root / concept_path).exists()
 
 
 def test_withdrawing_an_unknown_or_a_non_source_document_changes_nothing(reef):
@@ -108,6 +130,7 @@ def test_edit_keeps_frontmatter_and_refuses_a_stale_version(reef):
 
 
 def test_a_withdrawal_that_fails_midway_leaves_the_store_as_it_was(reef, monkeypatch):
+    _answer_on_both(reef)  # a page the withdrawal marks stale
     store_class = type(reef.store)
     before = sorted((document.path, document.stale_since) for document in reef.store.documents())
 

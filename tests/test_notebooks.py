@@ -301,7 +301,15 @@ def test_notebook_arguments_work_both_ways_and_unknown_ones_are_refused(sample, 
     assert "scientists: 10 of 10 rows" in result.stdout
     bad = subprocess.run([sys.executable, str(NOTEBOOKS / "dataset_explorer.py"), *separator, "--workspace", str(sample), "--categroy", "x"],
                          capture_output=True, text=True, timeout=300)
-    assert bad.returncode != 0 and "unknown argument(s) --categroy" in bad.stderr
+    assert bad.returncode == 2 and "unknown argument(s) --categroy" in bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1  # one line, not a traceback
+
+
+@pytest.mark.parametrize("notebook", ["ask.py", "ingest.py", "review.py", "maintain.py", "dataset_explorer.py"])
+def test_every_notebook_says_in_one_line_that_a_folder_is_no_workspace(tmp_path, notebook):
+    result = subprocess.run([sys.executable, str(NOTEBOOKS / notebook), "--workspace", str(tmp_path / "nonexistent")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "not an llmwiki workspace" in result.stderr and "llmwiki init" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 def test_a_notebook_without_a_workspace_says_so_and_writes_nothing(tmp_path):

@@ -572,3 +572,17 @@ def test_excerpt_spans_survive_reflowed_whitespace_and_the_cut_at_the_excerpt_li
     assert excerpt_span(text, cut)[0] == 0
     assert excerpt_span(text, "The quick red fox") is None  # control: words that are not there
     assert flagged_spans("In 1955 and 19 more.", ["19"]) == [(12, 14)]  # whole words only, not inside 1955
+
+
+def test_citations_of_chunks_that_do_not_exist_are_reported_and_never_read_as_numbers(wiki):
+    from llmwiki.maintain import page_version, save_page
+    from llmwiki.verify import verify_page
+
+    page = "wiki/summaries/kelp.md"
+    body = "# Kelp\n\nThe Kelp Forest shelters many fish. [c1] Divers study the Kelp Forest every spring. [c999999] [c0] [c-1]\n"
+    save_page(wiki, page, body, expected_version=page_version(wiki, page))
+    result = verify_page(wiki, page, wiki.verifier())
+    assert result.unknown_citations == ("[c999999]", "[c0]", "[c-1]")  # [c1] is a stored chunk: the control
+    assert all("1" not in (sentence.reason or "") for sentence in result.sentences)  # "[c-1]" is a mark, not the number 1
+    assert all("[c" not in sentence.sentence for sentence in result.sentences)
+    assert result.as_json(0.5)["unknown_citations"] == ["[c999999]", "[c0]", "[c-1]"]

@@ -50,6 +50,8 @@ WORKSPACE_CALIBRATION = "calibration.json"  # in .llmwiki/: refitted on this wor
 MAX_CONTEXT_CHUNKS = 200
 _SKIP_LINE = re.compile(r"^\s*(#|```|~~~|\||<!--|\[c\d+\]:|- \[[^\]]*\]\([^)]*\)\s*$|\* \[[^\]]*\]\([^)]*\)\s*$)")
 _SEE_ALSO = re.compile(r"^#+\s*(see also|references|external links|concepts|sources)\b", re.IGNORECASE)
+# A citation mark however it is numbered: "[c-1]" and "[c0]" are marks too (never read as the number 1 or 0).
+_CITATION_MARK = re.compile(r"\[c(-?\d+)\](?!\()")
 _CLAUSE_BREAK = re.compile(r"[,;]?\s+(?:and|but|while|which|who|whereas|although)\s+|[,;]\s+")
 MIN_CLAUSE_WORDS = 4
 
@@ -113,6 +115,7 @@ class PageVerification:
     reused: bool = False
     pairs_scored: int = 0
     method: str = "sentence"  # "clauses": each sentence scored as its weakest clause (see clauses)
+    unknown_citations: tuple[str, ...] = ()  # marks that name no stored chunk ("[c999999]", "[c0]", "[c-1]")
 
     @property
     def missing_sources(self) -> list[str]:
@@ -129,7 +132,8 @@ class PageVerification:
         page, its verdict at the threshold, the calibrated score, the raw NLI probability, the reason and the best excerpt."""
         return {
             "page": self.page, "model": self.model, "method": self.method, "threshold": threshold, "outdated": self.outdated,
-            "rescored": not self.reused, "missing_sources": self.missing_sources, "supported_share": round(self.supported_share(threshold), 4),
+            "rescored": not self.reused, "missing_sources": self.missing_sources, "unknown_citations": list(self.unknown_citations),
+            "supported_share": round(self.supported_share(threshold), 4),
             "sentences": [
                 {"text": sentence.sentence, "start": sentence.start, "end": sentence.end, "supported": sentence.supported(threshold),
                  "score": round(sentence.value, 4), "p_entailment": round(sentence.p_entailment, 4), "p_contradiction": round(sentence.p_contradiction, 4),
@@ -154,7 +158,7 @@ def page_sentences(body: str) -> list[PageSentence]:
         start = paragraph[0][0]
         text = " ".join(line for _, line in paragraph)  # a wrapped line goes on the sentence (same offsets as with newlines)
         for span_start, span_end in sentence_spans(text):
-            cleaned = " ".join(CITATION.sub("", text[span_start:span_end]).split())
+            cleaned = " ".join(_CITATION_MARK.sub("", text[span_start:span_end]).split())
             if len(cleaned.split()) >= 3 and any(char.isalpha() for char in cleaned):
                 sentences.append(PageSentence(text=cleaned, start=start + span_start, end=start + span_end))
         paragraph.clear()
@@ -332,6 +336,13 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
     return scores, len(pairs)
 
 
+def unknown_citations(workspace: Workspace, body: str) -> tuple[str, ...]:
+    """The citation marks of a page body that name no stored chunk, each once, as written."""
+    marks = {f"[c{number}]": int(number) for number in _CITATION_MARK.findall(body)}
+    known = workspace.store.citation_targets([number for number in marks.values() if number > 0])
+    return tuple(mark for mark, number in marks.items() if number not in known)
+
+
 def body_hash(body: str) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
@@ -412,7 +423,7 @@ def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool =
     scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence, titles=titles,
                                            calibration=workspace_calibration(workspace, verifier.name))
     result = PageVerification(page=page_path, model=verifier.name, sentences=tuple(scores), body_hash=digest, source_hashes=hashes,
-                              finished_at=datetime.now(), pairs_scored=pairs_scored, method=method)
+                              finished_at=datetime.now(), pairs_scored=pairs_scored, method=method, unknown_citations=unknown_citations(workspace, page.body))
     store.save_verification(document.id, body_hash=digest, source_hashes=json.dumps(hashes, sort_keys=True), model=verifier.name,
                             threshold=workspace.config.verification.threshold, started_at=started, scores=scores, method=method)
     return result
@@ -453,9 +464,11 @@ def load_verification(workspace: Workspace, page_path: str) -> PageVerification 
     header, sentence_rows = row
     stored_hashes = json.loads(header["source_hashes"])
     outdated = False
+    unknown: tuple[str, ...] = ()
     try:
         page = read_page(workspace.root, page_path)
         outdated = body_hash(page.body) != header["body_hash"]
+        unknown = unknown_citations(workspace, page.body)
     except LlmwikiError:
         outdated = True
     for path, digest in stored_hashes.items():  # a changed, removed or (once missing) returned source
@@ -464,7 +477,8 @@ def load_verification(workspace: Workspace, page_path: str) -> PageVerification 
             outdated = True
     sentences = tuple(SentenceScore(**sentence) for sentence in sentence_rows)
     return PageVerification(page=page_path, model=header["model"], sentences=sentences, body_hash=header["body_hash"],
-                            source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated, method=header["method"] or "sentence")
+                            source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated, method=header["method"] or "sentence",
+                            unknown_citations=unknown)
 
 
 @dataclass(frozen=True)
