@@ -19,7 +19,7 @@ The package in layers; a module imports only from its own layer or below
 7. ``wiki``: the one write path (publish), and ingest + generation as one unit
 8. ``select`` (pre-retrieval), ``verify.page`` (page verification)
 9. ``answer``, ``maintain`` (withdraw, edit, delete, restore), ``review`` (verdicts, queue, contested claims, held pages), ``ranker.train``
-10. ``watch``: ingest on changes in sources/, with re-checks; ``mcp_server``: the workspace as MCP tools
+10. ``watch``: ingest on changes in sources/, with re-checks; ``mcp_server``: the workspace as MCP tools; ``notebook_args``: what the notebooks share
 11. ``lint``
 12. ``cli`` (and the notebooks): gather input, show output
 """

@@ -11,7 +11,7 @@ from conftest import REPO
 PACKAGE = REPO / "llmwiki"
 LAYERS = (
     {"errors", "records", "text", "policy", "tools", "tracing", "prompts", "failpoints", "config", "models", "history", "pages", "chunking", "parsing", "extract",
-     "backends", "datasets", "embeddings", "notebook_args", "questions", "verify.lexicon", "verify.facts", "verify.calibrate",
+     "backends", "datasets", "embeddings", "questions", "verify.lexicon", "verify.facts", "verify.calibrate",
      "verify.changes", "verify.train", "verify.nli", "ranker", "ranker.cmuqa", "pgserver"},
     {"store.dialect"},
     {"store.schema"},
@@ -25,7 +25,7 @@ LAYERS = (
     {"wiki"},
     {"select", "verify.page", "verify"},
     {"answer", "maintain", "ranker.train", "review"},
-    {"watch", "mcp_server"},
+    {"watch", "mcp_server", "notebook_args"},
     {"lint"},
     {"cli", "__main__", ""},
 )
