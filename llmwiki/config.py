@@ -120,6 +120,11 @@ class StoreConfig(_Section):
         if url is None:
             return None
         parts = urlsplit(url)
+        try:
+            parts.port  # noqa: B018 - urlsplit checks the port only when it is read
+        except ValueError as err:
+            msg = f"the port is not a number from 1 to 65535 ({err}); write postgresql://user@host:5432/database"
+            raise ValueError(msg) from None
         if parts.scheme not in ("postgresql", "postgres"):
             msg = f"{url!r} is not a PostgreSQL url; write postgresql://user@host:port/database"
             raise ValueError(msg)

@@ -89,7 +89,13 @@ def head(root: Path) -> str | None:
 
 
 def resolve(root: Path, revision: str) -> str:
-    """A full commit id for a revision (id, prefix, HEAD~2, ...); HistoryError names the fix when unknown."""
+    """A full commit id for a revision (id, prefix, HEAD~2, ...); HistoryError names the fix when unknown.
+
+    A revision by date or reflog entry ("HEAD@{10 years ago}", "main@{2}") is refused: git resolves a date before
+    the first commit to the first commit, so a mistyped date would quietly restore an empty workspace."""
+    if "@{" in revision:
+        raise HistoryError(f"{revision}: a revision by date or reflog entry is not restored (git may read it as a commit you did not mean). "
+                           "Name the commit: `llmwiki history` lists them with their dates.")
     result = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"], cwd=root, capture_output=True, text=True)
     if result.returncode != 0 or not revision.strip() or revision.startswith("-"):
         raise HistoryError(f"{root}: no revision {revision!r} in the workspace's history. `llmwiki history` lists the commits.")

@@ -34,7 +34,7 @@ from pathlib import Path
 from llmwiki import history
 from llmwiki.ingest import index_pages, rebuild_store
 from llmwiki.errors import StoreDamagedError
-from llmwiki.snapshots import load_snapshot, restore_to, store_problem, take_snapshot
+from llmwiki.snapshots import load_snapshot, recover_store, restore_to, store_problem, take_snapshot
 from llmwiki.workspace import Workspace
 
 JOURNAL_FILE = "journal.json"
@@ -96,6 +96,8 @@ def operation(workspace: Workspace, name: str, *, keep_store_copy: bool = True, 
             for leftover in (before, before.with_name(before.name + ".wal")):  # a copy a crash cut short
                 leftover.unlink(missing_ok=True)
             if keep_store_copy and workspace.store.supports_snapshots:  # a shared server store is not copied per operation
+                if store_problem(workspace) is not None:  # a damaged store is replaced before anything copies it
+                    recover_store(workspace)
                 workspace.store.copy_to(before)
             journal.save()
             try:
@@ -143,7 +145,7 @@ def recover(workspace: Workspace) -> str | None:
         message = _recover_locked(workspace)
     if message:
         RECOVERED[workspace.root] = message
-        logging.getLogger("llmwiki").warning("%s: %s", workspace.root, message)
+        logging.getLogger("llmwiki").info("%s: %s", workspace.root, message)  # the CLI and notebooks show RECOVERED themselves
     return message
 
 
@@ -195,8 +197,12 @@ def _roll_back(workspace: Workspace, journal: Journal) -> str:
     history.unstage(root, [*journal.paths, *(path for move in journal.moves for path in move)])
     before = workspace.state_dir / BEFORE_FILE
     if before.is_file():
-        load_snapshot(workspace, before)
-        return "files as they were, the store from the copy taken before it started"
+        try:
+            load_snapshot(workspace, before)
+            return "files as they were, the store from the copy taken before it started"
+        except StoreDamagedError:  # the copy (or the store it loads into) is unreadable: replace the store as `llmwiki restore` would
+            recovery = recover_store(workspace)
+            return f"files as they were; the copy taken before it started was unreadable, so {recovery.summary()[0].lower()}{recovery.summary()[1:]}"
     _reindex(workspace, journal.paths)
     return "pages as they were, re-indexed"
 

@@ -179,11 +179,7 @@ def store_problem(workspace: Workspace) -> str | None:
                 "Run `llmwiki restore` to load the latest snapshot, or `llmwiki reindex` to rebuild it from the files."
             )
         return None
-    try:
-        store.totals()  # opens the file (migrating it) and reads its tables
-    except StoreDamagedError as err:
-        return str(err)
-    return None
+    return store.damage()  # the whole file read (or its stamp unchanged since it last was)
 
 
 @dataclass

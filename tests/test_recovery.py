@@ -233,3 +233,105 @@ def test_a_fresh_workspace_without_a_store_is_not_called_damaged(tmp_path):
     workspace.store.path.unlink(missing_ok=True)
     result = _llmwiki(workspace.root, "status")
     assert result.returncode == 0 and "No documents yet" in result.stdout
+
+
+# -- a store large enough that damage can fall anywhere: status, restore and write commands agree on what is damaged
+
+_ANIMALS = ("otter", "urchin", "kelp", "heron", "seal", "crab", "gull", "eel", "tern", "whelk")
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    """A workspace of 30 sources (a store of several blocks), ingested, checkpointed, its snapshot taken."""
+    workspace = Workspace.init(tmp_path_factory.mktemp("large") / "ws")
+    for number in range(30):
+        paragraphs = [f"The {_ANIMALS[(number + index) % 10]} of bay {number} was counted {index * 7 + number} times in survey {index}. "
+                      f"Observers noted that the {_ANIMALS[index % 10]} fed near station {number * 3 + index}." for index in range(40)]
+        (workspace.sources_dir / f"bay-{number:02d}.md").write_text(f"# Bay {number}\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    ingest_paths(workspace)
+    workspace.store.checkpoint()
+    return workspace.root
+
+
+def _truncate_to(share: float):
+    def damage(path) -> None:
+        with path.open("r+b") as handle:
+            handle.truncate(int(path.stat().st_size * share))
+    return damage
+
+
+def _at_block_boundary(path) -> None:
+    blocks = (path.stat().st_size - 3 * 4096) // 262144
+    with path.open("r+b") as handle:
+        handle.truncate(3 * 4096 + 262144 * (blocks // 2))
+
+
+def _zeroed_middle(path) -> None:
+    """The middle one of the blocks that hold chunk texts, zeroed (a block in the middle of the file may be a free one)."""
+    import duckdb
+
+    with duckdb.connect(str(path), read_only=True) as conn:
+        blocks = sorted(row[0] for row in conn.execute("SELECT DISTINCT block_id FROM pragma_storage_info('chunks') WHERE block_id >= 0").fetchall())
+    with path.open("r+b") as handle:
+        handle.seek(3 * 4096 + 262144 * blocks[len(blocks) // 2])
+        handle.write(b"\0" * 262144)
+
+
+def _overwritten_header(path) -> None:
+    with path.open("r+b") as handle:
+        handle.write(b"\xff" * 4096)
+
+
+@pytest.mark.parametrize("damage", [_truncate_to(0.1), _truncate_to(0.5), _truncate_to(0.9), _at_block_boundary, _zeroed_middle, _overwritten_header],
+                         ids=["truncated-10", "truncated-50", "truncated-90", "block-boundary", "zeroed-middle", "overwritten-header"])
+def test_every_damage_the_check_reports_is_one_restore_repairs(large, tmp_path, damage):
+    root = tmp_path / "ws"
+    shutil.copytree(large, root)
+    workspace = Workspace.open(root)
+    before = _state(workspace)
+    assert workspace.store.path.stat().st_size > 4 * 262144  # several blocks: damage in the middle falls inside the data
+    damage(workspace.store.path)
+    status = _llmwiki(root, "status")
+    assert status.returncode == 1 and "the store is damaged" in status.stderr and "llmwiki restore" in status.stderr and "Traceback" not in status.stderr
+    page = sorted((root / "wiki" / "concepts").glob("*.md"))[0].relative_to(root).as_posix()
+    body = tmp_path / "body.md"
+    body.write_text("# Edited\n\nThe otter of bay 1 was counted 8 times in survey 1.\n", encoding="utf-8")
+    refused = _llmwiki(root, "edit", page, "--body-file", str(body))  # a write on a damaged store is refused with the same fix
+    assert refused.returncode == 1 and "the store is damaged" in refused.stderr and not (root / ".llmwiki" / "journal.json").exists()
+    repaired = _llmwiki(root, "restore")
+    assert repaired.returncode == 0, repaired.stderr
+    assert "The damaged store was moved to" in repaired.stdout and "snapshot of HEAD" in repaired.stdout
+    assert _state(Workspace.open(root)) == before  # the counts of the last snapshot
+    again = _llmwiki(root, "restore", "HEAD")
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    edited = _llmwiki(root, "edit", page, "--body-file", str(body))
+    assert edited.returncode == 0, edited.stderr
+    assert _llmwiki(root, "status").returncode == 0 and history.changed_since_head(root) == []
+
+
+def test_the_undamaged_large_store_is_sound_and_its_check_is_remembered(large, tmp_path):
+    """The control: the same store undamaged; a second check reads nothing while the file is unchanged."""
+    root = tmp_path / "ws"
+    shutil.copytree(large, root)
+    store = Workspace.open(root).store
+    assert store.damage() is None
+    stamp = store.path.with_name(store.path.name + ".checked")
+    assert stamp.is_file()
+    _zeroed_middle(store.path)  # damaged after the check: the stamp no longer matches, so it is read again
+    assert store.damage() is not None and "the store is damaged" in store.damage()
+
+
+def test_an_interrupted_operation_whose_store_copy_is_unreadable_is_recovered_not_stuck(large, tmp_path):
+    root = tmp_path / "ws"
+    shutil.copytree(large, root)
+    before = _state(Workspace.open(root))
+    killed = _llmwiki(root, "withdraw", "sources/bay-00.md", failpoint="withdraw:store")  # killed after the store changed
+    assert killed.returncode != 0 and (root / ".llmwiki" / "journal.json").exists()
+    copy = root / ".llmwiki" / "journal-before.duckdb"
+    assert copy.is_file()  # the control: the copy a rollback would load
+    _zeroed_middle(copy)
+    status = _llmwiki(root, "status")
+    assert status.returncode == 0 and "Traceback" not in status.stderr, status.stderr
+    assert status.stderr.count("rolled back") == 1 and "unreadable" in status.stderr  # said once, not once more by a log handler
+    assert not (root / ".llmwiki" / "journal.json").exists()  # not stuck: the journal is finished
+    assert _state(Workspace.open(root)) == before and history.changed_since_head(root) == []

@@ -23,6 +23,7 @@ object (tests).
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
@@ -175,6 +176,41 @@ def damaged(path: Path, err: BaseException) -> StoreDamagedError:
     return StoreDamagedError(msg)
 
 
+_HEADER_BYTES = 4096  # DuckDB's file starts with three headers of this size, then its blocks
+
+
+def _file_identity(path: Path) -> list:
+    """What changes whenever the store file or its write-ahead log is written: (inode, size, mtime) of each."""
+    identity = []
+    for candidate in (path, path.with_name(path.name + ".wal")):
+        try:
+            stat = candidate.stat()
+            identity.append([stat.st_ino, stat.st_size, stat.st_mtime_ns])
+        except FileNotFoundError:
+            identity.append(None)
+    return identity
+
+
+def _copy_database(conn: duckdb.DuckDBPyConnection, target: str) -> None:
+    """Copy the connection's database into target (a quoted file path, or ':memory:'); a read that fails (a damaged
+    block) leaves the connection usable: the aborted transaction is rolled back before the copy is detached."""
+    name = conn.execute("SELECT current_database()").fetchone()[0]
+    conn.execute(f"ATTACH {target} AS llmwiki_copy")
+    try:
+        conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_copy')
+    except duckdb.Error:
+        try:
+            conn.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+        raise
+    finally:
+        try:
+            conn.execute("DETACH llmwiki_copy")
+        except duckdb.Error:
+            pass
+
+
 def _quoted(path: Path) -> str:
     return str(path).replace("'", "''")
 
@@ -212,6 +248,45 @@ class DuckDBStore(Store):
     def damaged(self, err: BaseException) -> StoreDamagedError:
         """The one error for a store DuckDB cannot read, with the fix."""
         return damaged(self.path, err)
+
+    def damage(self) -> str | None:
+        """Why the store file cannot be used (the one error, with the fix), or None when it is sound.
+
+        The one definition of "damaged" that status, open, restore and every journaled operation share: the file
+        must be as long as its header says (truncated files are caught whatever they hold), and the whole database
+        must copy into memory as a snapshot copies it (``copy_to``: every table, every row; DuckDB checks each block's
+        checksum as it reads it, so zeroed or overwritten blocks are caught where a snapshot or a journal copy would
+        meet them). The full read is skipped while the file and its log are as they were at the last sound check (a
+        stamp beside the store), so only the first open after a write pays for it.
+        """
+        if self.in_memory or not self.path.is_file():
+            return None
+        stamp_path = self.path.with_name(self.path.name + ".checked")
+        stamp = json.dumps(_file_identity(self.path))
+        try:
+            if stamp_path.read_text(encoding="utf-8") == stamp:
+                return None
+        except OSError:
+            pass
+        try:
+            with self.connect() as conn:
+                _, _, block_size, total_blocks = conn.execute("PRAGMA database_size").fetchone()[:4]
+                expected = int(total_blocks) * int(block_size) + 3 * _HEADER_BYTES
+                size = self.path.stat().st_size
+                if size < expected:
+                    return str(self.damaged(RuntimeError(f"the file holds {size} bytes of the {expected} its header counts: it was cut short")))
+                _copy_database(conn, "':memory:'")
+        except StoreDamagedError as err:
+            return str(err)
+        except duckdb.Error as err:
+            if _is_damage(err):
+                return str(self.damaged(err))
+            raise
+        try:
+            stamp_path.write_text(json.dumps(_file_identity(self.path)), encoding="utf-8")
+        except OSError:
+            pass
+        return None
 
     # -- connections ---------------------------------------------------------
 
@@ -428,12 +503,7 @@ class DuckDBStore(Store):
     def copy_to(self, target: Path) -> None:
         """A consistent copy of the whole store in a new database file (one transaction; readers may go on)."""
         with self.connect() as conn:
-            name = conn.execute("SELECT current_database()").fetchone()[0]
-            conn.execute(f"ATTACH '{_quoted(target)}' AS llmwiki_copy")
-            try:
-                conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_copy')
-            finally:
-                conn.execute("DETACH llmwiki_copy")
+            _copy_database(conn, f"'{_quoted(target)}'")
 
     def load_from(self, path: Path) -> None:
         """Replace every table's rows with those of a copy (``copy_to``), in one transaction.
