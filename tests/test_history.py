@@ -254,3 +254,16 @@ def test_a_damaged_snapshot_is_not_loaded_the_store_is_rebuilt_and_the_report_sa
     report = restore(reef, revision)
     assert report.method == "rebuild" and ("cannot be opened" in report.why_rebuilt or "damaged" in report.why_rebuilt)
     assert files(reef) == before_files and store_state(reef, exact=False) == before_store
+
+
+def test_a_revision_by_date_or_reflog_is_refused_and_a_commit_id_is_not(tmp_path):
+    from llmwiki import history
+    from llmwiki.history import HistoryError
+    from llmwiki.workspace import Workspace
+
+    workspace = Workspace.init(tmp_path / "ws")
+    head = history.head(workspace.root)
+    for revision in ("HEAD@{10 years ago}", "main@{2}", "@{yesterday}"):
+        with pytest.raises(HistoryError, match="by date or reflog"):
+            history.resolve(workspace.root, revision)
+    assert history.resolve(workspace.root, "HEAD") == head  # the control
