@@ -150,7 +150,10 @@ def test_kill_9_during_a_withdrawal_leaves_a_consistent_workspace(reef, point):
         assert history.head(workspace.root) != head
         assert not (workspace.root / "wiki/summaries/a.md").exists() and (workspace.root / "withdrawn/a.md").exists()
         assert workspace.store.document_by_path("sources/a.md") is None
-        assert workspace.store.document_by_path("wiki/concepts/kelp-forest.md").stale_since is not None
+        # The shared concept page was rewritten without a's section (b still feeds it), so it is not stale.
+        shared = workspace.root / "wiki/concepts/kelp-forest.md"
+        assert "summaries/a.md" not in shared.read_text(encoding="utf-8") and "summaries/b.md" in shared.read_text(encoding="utf-8")
+        assert workspace.store.document_by_path("wiki/concepts/kelp-forest.md").stale_since is None
     else:  # it had not: everything is as before
         assert history.head(workspace.root) == head
         assert files(workspace) == before_files and store_state(workspace) == before_store

@@ -176,9 +176,6 @@ def damaged(path: Path, err: BaseException) -> StoreDamagedError:
     return StoreDamagedError(msg)
 
 
-_HEADER_BYTES = 4096  # DuckDB's file starts with three headers of this size, then its blocks
-
-
 def _file_identity(path: Path) -> list:
     """What changes whenever the store file or its write-ahead log is written: (inode, size, mtime) of each."""
     identity = []
@@ -252,11 +249,11 @@ class DuckDBStore(Store):
     def damage(self) -> str | None:
         """Why the store file cannot be used (the one error, with the fix), or None when it is sound.
 
-        The one definition of "damaged" that status, open, restore and every journaled operation share: the file
-        must be as long as its header says (truncated files are caught whatever they hold), and the whole database
-        must copy into memory as a snapshot copies it (``copy_to``: every table, every row; DuckDB checks each block's
-        checksum as it reads it, so zeroed or overwritten blocks are caught where a snapshot or a journal copy would
-        meet them). The full read is skipped while the file and its log are as they were at the last sound check (a
+        The one definition of "damaged" that status, open, restore and every journaled operation share: the whole
+        database must copy into memory as a snapshot copies it (``copy_to``: every table, every row; DuckDB checks
+        each block's checksum as it reads it, so zeroed, overwritten or missing blocks are caught where a snapshot or a
+        journal copy would meet them; the file's length is no test, since DuckDB may leave free blocks at the end
+        uncounted on disk). The full read is skipped while the file and its log are as they were at the last sound check (a
         stamp beside the store), so only the first open after a write pays for it.
         """
         if self.in_memory or not self.path.is_file():
@@ -270,11 +267,6 @@ class DuckDBStore(Store):
             pass
         try:
             with self.connect() as conn:
-                _, _, block_size, total_blocks = conn.execute("PRAGMA database_size").fetchone()[:4]
-                expected = int(total_blocks) * int(block_size) + 3 * _HEADER_BYTES
-                size = self.path.stat().st_size
-                if size < expected:
-                    return str(self.damaged(RuntimeError(f"the file holds {size} bytes of the {expected} its header counts: it was cut short")))
                 _copy_database(conn, "':memory:'")
         except StoreDamagedError as err:
             return str(err)
