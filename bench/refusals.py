@@ -1,27 +1,41 @@
-"""Refusals on questions the workspace cannot answer, each S08 set in turn: CMU QA S08, leaving one set out at a time.
+"""Refusals and yes/no verdicts on questions the workspace cannot answer: S08 folds, and corpora the rules never saw.
 
-    python bench/refusals.py [--data ../shared/data/cmu-qa/S08] [--cache /tmp/llmwiki-bench-refusals] [--every 1]
+    python bench/refusals.py [--data ../shared/data] [--cache /tmp/llmwiki-bench-refusals] [--every 1] [--only s08,cranfield,wice,sample]
 
-bench/qa.py asks set 4's questions of a workspace of sets 1-3 as its
-off-topic questions: 98 questions, on the set the refusal thresholds were
-first read from. Here each set's questions are asked of a workspace of the
-other three (four workspaces, kept in --cache), so every S08 question is
-once off-topic (its article is absent) and three times answerable. The
-corpus is interlinked: "What is the largest city in Romania?" asked without
-the Romania article still finds Romania in passing in other articles, which
-is what a refusal must tell apart from an answer. Printed per held-out set
-and over all: off-topic questions refused (target >= 0.90), answerable
-questions refused (target <= 0.05), and answerable fact questions answered
-with a reference, so a stricter rule shows what it costs. The answer ranker
-was trained on sets 1-3, so its P is in-sample for their answerable
-questions and the answerable figures may flatter the rule a little.
+S08 folds (where the thresholds are fitted): each set's questions are asked
+of a workspace of the other three (four workspaces, kept in --cache), so
+every S08 question is once off-topic (its article is absent) and three times
+answerable. The corpus is interlinked: "What is the largest city in
+Romania?" asked without the Romania article still finds Romania in passing
+in other articles, which is what a refusal must tell apart from an answer.
+Printed per held-out set and over all: off-topic questions refused (target
+>= 0.90), off-topic questions given a yes/no verdict (target 0: a "yes" or
+"no" from a sentence about something else reads as checked), answerable
+questions refused (target <= 0.05), answerable fact questions answered with
+a reference, and the balanced accuracy of verdicts on answerable yes/no
+questions (a question left unsettled counts as wrong).
+
+Held out (no rule was fitted on them; all should be refused):
+- cranfield: the 225 Cranfield queries (aeronautics) asked of the workspace
+  without set 4;
+- wice: the WiCE dev claims, asked as "Is it true that CLAIM?", of the same
+  workspace (claims about people, events and companies, cited in Wikipedia);
+- sample: the S08 questions about articles the sample workspace (workspace/)
+  does not hold, asked of it; the questions about the six it holds are its
+  answerable ones (in HTML, PDF, DOCX and text, not S08's plain text).
+
+The answer ranker was trained on sets 1-3, so its P is in-sample for their
+answerable questions and the answerable figures may flatter the rule a little.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
+import shutil
 import sys
-from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,51 +45,164 @@ from llmwiki.answer import answer_question  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
-from llmwiki.ranker.cmuqa import contains_reference, load_questions, reference_kind  # noqa: E402
+from llmwiki.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
 from llmwiki.ranker.train import SETS, build_workspace  # noqa: E402
+
+CORPORA = ("s08", "cranfield", "wice", "sample")
+
+
+@dataclass
+class Tally:
+    """What one workspace's questions came to."""
+
+    offtopic: int = 0
+    offtopic_refused: int = 0
+    offtopic_verdicts: int = 0
+    answerable: int = 0
+    answerable_refused: int = 0
+    fact: int = 0
+    fact_right: int = 0
+    yes_asked: int = 0
+    yes_right: int = 0
+    no_asked: int = 0
+    no_right: int = 0
+
+    def add(self, other: Tally) -> Tally:
+        return Tally(**{name: getattr(self, name) + getattr(other, name) for name in self.__dataclass_fields__})
+
+    def row(self, label: str) -> str:
+        def share(part: int, whole: int) -> str:
+            return f"{part / whole:.3f} ({whole})" if whole else "-"
+
+        balanced = f"{(self.yes_right / self.yes_asked + self.no_right / self.no_asked) / 2:.3f} ({self.yes_asked}+{self.no_asked})" if self.yes_asked and self.no_asked else "-"
+        return (f"{label:<12}{share(self.offtopic_refused, self.offtopic):>18}{self.offtopic_verdicts:>11}{share(self.answerable_refused, self.answerable):>20}"
+                f"{share(self.fact_right, self.fact):>16}{balanced:>18}")
+
+
+HEADER = f"{'':<12}{'off-topic refused':>18}{'verdicts':>11}{'answerable refused':>20}{'fact right':>16}{'yes/no balanced':>18}"
+
+
+def ask(workspace, entries: list[dict], label: str, models) -> Tally:
+    """Ask each entry's question; an entry with answerable=False should be refused."""
+    tally = Tally()
+    verifier = workspace.verifier()
+    for number, entry in enumerate(entries, start=1):
+        if number % 50 == 0 or number == len(entries):
+            print(f"\r  {label}: asked {number} of {len(entries)} questions", end="", file=sys.stderr, flush=True)
+        answer = answer_question(workspace, entry["question"], backend=models["backend"], verifier=verifier, ranker=models["ranker"], similarity=models["similarity"])
+        if not entry["answerable"]:
+            tally.offtopic += 1
+            tally.offtopic_refused += answer.refused
+            tally.offtopic_verdicts += answer.verdict is not None
+            if answer.verdict is not None and models["show"]:
+                print(f"\n    {label} verdict off-topic: {entry['question']} -> {' '.join(answer.text.split())[:160]}", file=sys.stderr)
+            continue
+        tally.answerable += 1
+        tally.answerable_refused += answer.refused
+        kind = reference_kind(entry)
+        if kind == "fact":
+            tally.fact += 1
+            tally.fact_right += contains_reference(CITATION.sub(" ", answer.text), entry)
+        elif kind == "yes_no":
+            reference = "yes" if sum(normalise(answer).startswith("yes") for answer in entry["answers"]) * 2 >= len(entry["answers"]) else "no"
+            if reference == "yes":
+                tally.yes_asked += 1
+                tally.yes_right += answer.verdict == "yes"
+            else:
+                tally.no_asked += 1
+                tally.no_right += answer.verdict == "no"
+    print(file=sys.stderr)
+    return tally
+
+
+def cranfield_queries(folder: Path) -> list[str]:
+    text = (folder / "cran.qry").read_text(encoding="latin-1")
+    return [" ".join(match.split()) for match in re.findall(r"^\.W\n(.*?)(?=^\.I\s|\Z)", text, flags=re.MULTILINE | re.DOTALL)]
+
+
+def wice_questions(path: Path) -> list[str]:
+    """Each distinct claim as a yes/no question: "Is it true that CLAIM?" (its final stop dropped)."""
+    claims = dict.fromkeys(json.loads(line)["claim"].strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return [f"Is it true that {claim.rstrip('.')}?" for claim in claims if claim]
+
+
+def sample_workspace(folder: Path):
+    """The sample workspace (workspace/) ingested into folder, kept between runs."""
+    from llmwiki.wiki import ingest_paths
+    from llmwiki.workspace import Workspace
+
+    if (folder / "wiki" / "index.md").is_file():
+        return Workspace.open(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(REPO / "workspace", folder, ignore=shutil.ignore_patterns(".llmwiki", "wiki"))
+    config = folder / "wiki_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('folder = "../datasets"', f'folder = "{REPO / "datasets"}"'), encoding="utf-8")
+    workspace = Workspace.init(folder, git=False)
+    ingest_paths(workspace)
+    return workspace
+
+
+def sample_articles(data: Path) -> set[str]:
+    """The S08 articles (as load_questions names them) that the sample workspace holds, read by title."""
+    stems = {path.stem for path in (REPO / "workspace" / "sources").iterdir()}
+    held = set()
+    for line in (data / "question_answer_pairs.txt").read_bytes().decode("latin-1").splitlines()[1:]:
+        parts = line.split("\t")
+        if len(parts) >= 6 and parts[0].strip().lower().replace("_", "-") in stems:
+            folder, name = parts[5].strip().split("/")[-2:]
+            held.add(f"sources/{folder}-{name}.txt")
+    return held
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/llmwiki-bench-refusals"), help="where the four workspaces are built and kept")
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/llmwiki-bench-refusals"), help="where the workspaces are built and kept")
     parser.add_argument("--every", type=int, default=1, help="ask every Nth question (1: all)")
+    parser.add_argument("--only", default=",".join(CORPORA), help=f"which of {', '.join(CORPORA)} to run")
+    parser.add_argument("--show", action="store_true", help="print each off-topic question that got a verdict")
     args = parser.parse_args()
-    if not (args.data / "question_answer_pairs.txt").is_file():
-        sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
-    questions = load_questions(args.data)[:: args.every]
-    ranker = load_ranker(DEFAULT_RANKER)
-    similarity = load_similarity(DEFAULT_SIMILARITY)
-    backend = ExtractiveBackend()
-    # per held-out set: off-topic refused, off-topic asked, answerable refused, answerable asked, fact right, fact asked
-    counts: dict[str, list[int]] = defaultdict(lambda: [0] * 6)
-    for held_out in SETS:
-        workspace = build_workspace(args.data, args.cache / f"without-{held_out}", tuple(name for name in SETS if name != held_out))
-        verifier = workspace.verifier()
-        row = counts[held_out]
-        for number, entry in enumerate(questions, start=1):
-            if number % 50 == 0 or number == len(questions):
-                print(f"\r  without {held_out}: asked {number} of {len(questions)} questions", end="", file=sys.stderr, flush=True)
-            answer = answer_question(workspace, entry["question"], backend=backend, verifier=verifier, ranker=ranker, similarity=similarity)
-            if entry["set"] == held_out:
-                row[0] += answer.refused
-                row[1] += 1
-                continue
-            row[2] += answer.refused
-            row[3] += 1
-            if reference_kind(entry) == "fact":
-                row[4] += contains_reference(CITATION.sub(" ", answer.text), entry)
-                row[5] += 1
-        print(file=sys.stderr)
-    print(f"CMU QA S08, each set's questions asked of a workspace of the other three ({len(questions)} questions)")
-    print(f"{'held out':<10}{'off-topic refused':>22}{'answerable refused':>22}{'fact answers right':>22}")
-    total = [0] * 6
-    for held_out in SETS:
-        row = counts[held_out]
-        total = [a + b for a, b in zip(total, row)]
-        print(f"{held_out:<10}{f'{row[0] / max(row[1], 1):.3f} ({row[1]})':>22}{f'{row[2] / max(row[3], 1):.3f} ({row[3]})':>22}{f'{row[4] / max(row[5], 1):.3f} ({row[5]})':>22}")
-    print(f"{'all':<10}{f'{total[0] / max(total[1], 1):.3f} ({total[1]})':>22}{f'{total[2] / max(total[3], 1):.3f} ({total[3]})':>22}{f'{total[4] / max(total[5], 1):.3f} ({total[5]})':>22}")
-    print("targets: off-topic refused >= 0.90, answerable refused <= 0.05")
+    s08 = args.data / "cmu-qa" / "S08"
+    if not (s08 / "question_answer_pairs.txt").is_file():
+        sys.exit(f"{s08}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
+    only = set(args.only.split(","))
+    questions = load_questions(s08)[:: args.every]
+    models = {"backend": ExtractiveBackend(), "ranker": load_ranker(DEFAULT_RANKER), "similarity": load_similarity(DEFAULT_SIMILARITY), "show": args.show}
+    rows: list[tuple[str, Tally]] = []
+    if "s08" in only:
+        folds = []
+        for held_out in SETS:
+            workspace = build_workspace(s08, args.cache / f"without-{held_out}", tuple(name for name in SETS if name != held_out))
+            entries = [dict(entry, answerable=entry["set"] != held_out) for entry in questions]
+            folds.append((f"without {held_out}", ask(workspace, entries, f"without {held_out}", models)))
+        total = Tally()
+        for _, tally in folds:
+            total = total.add(tally)
+        rows += folds + [("S08 folds", total)]
+    held_out_rows = []
+    if only & {"cranfield", "wice"}:
+        workspace = build_workspace(s08, args.cache / "without-set4", SETS[:3])
+        if "cranfield" in only and (args.data / "cranfield" / "cran.qry").is_file():
+            entries = [{"question": query, "answerable": False, "answers": []} for query in cranfield_queries(args.data / "cranfield")[:: args.every]]
+            held_out_rows.append(("cranfield", ask(workspace, entries, "cranfield", models)))
+        if "wice" in only and (args.data / "wice" / "dev.jsonl").is_file():
+            entries = [{"question": question, "answerable": False, "answers": []} for question in wice_questions(args.data / "wice" / "dev.jsonl")[:: args.every]]
+            held_out_rows.append(("wice", ask(workspace, entries, "wice", models)))
+    if "sample" in only:
+        workspace = sample_workspace(args.cache / "sample")
+        held = sample_articles(s08)
+        entries = [dict(entry, answerable=entry["article"] in held) for entry in questions]
+        held_out_rows.append(("sample", ask(workspace, entries, "sample", models)))
+    if held_out_rows:
+        total = Tally()
+        for _, tally in held_out_rows:
+            total = total.add(tally)
+        rows += held_out_rows + [("held out", total)]
+    print(f"Refusals and verdicts ({len(questions)} S08 questions; 'verdicts': off-topic questions given a yes or a no)")
+    print(HEADER)
+    for label, tally in rows:
+        print(tally.row(label))
+    print("targets: off-topic refused >= 0.90, verdicts 0, answerable refused <= 0.05, yes/no balanced >= 0.75 (thresholds fitted on the S08 folds only)")
 
 
 if __name__ == "__main__":

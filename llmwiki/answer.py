@@ -51,12 +51,13 @@ from llmwiki.questions import (
     content_words,
     has_pronoun,
     names_a_title,
+    names_subject,
     question_names,
+    question_subject,
     rank_sentences,
     reads_as_prose,
     resolve_opening_pronoun,
     shape,
-    subject_names,
     unnamed_person,
     without_truth_frame,
 )
@@ -64,7 +65,7 @@ from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarit
 from llmwiki.search import preview, search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
-from llmwiki.text import DEMONSTRATIVES, PERSONAL_PRONOUNS, alternation, stem, tokens
+from llmwiki.text import DEMONSTRATIVES, DETERMINERS, PERSONAL_PRONOUNS, alternation, stem, tokens
 from llmwiki.verify.facts import name_words
 from llmwiki.workspace import Workspace
 
@@ -367,51 +368,116 @@ def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy =
     return f"it says \"{pronoun}\" but names no one, and the passages that match are about {listed}: say who it is about"
 
 
-def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
-    """Score the statement against the best sentences: yes when one supports it and none that holds as many
-    of its words opposes it; no when the closest one opposes it (a fact absent or opposed, or contradiction);
-    else unsettled; each quoting its sentence."""
+def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
+            opposing: Sequence[_Candidate] = (), policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
+    """Score the statement against the best sentences about the question's subject (ranked) and those naming the
+    rest of what it names (opposing: "In 1482, the Portuguese built the Elmina Castle" for "Did the Dutch build
+    the Elmina Castle?"): yes when one of the first supports it and none that holds as many of its words opposes
+    it; no when the closest one opposes it (a fact absent or opposed, or contradiction) and speaks to what the
+    statement says (``_speaks_to``: a sentence that merely fails to support it is no "no"); else unsettled; each
+    quoting its sentence."""
     from llmwiki.verify.calibrate import load_calibration, sentence_features
     from llmwiki.verify.facts import check_facts
 
     calibration = load_calibration(verifier.name)
-    probabilities = verifier.score([candidate.sentence for candidate in ranked], [statement] * len(ranked))
+    everyone = list(ranked) + [candidate for candidate in opposing if candidate not in ranked]
+    probabilities = verifier.score([candidate.sentence for candidate in everyone], [statement] * len(everyone))
     judged = []
-    for candidate, row in zip(ranked, probabilities):
+    for candidate, row in zip(everyone, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
         title = {stem(word) for word in tokens(candidate.referent)}
         if check.missing_names and all(stem(name) in title for name in check.missing_names):
             check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
         judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate))
-    best = max(judged, key=lambda item: item[0])
+    best = max(judged[:len(ranked)], key=lambda item: item[0], default=None)
     closest = max(judged, key=lambda item: item[2].coverage)
+    if best is None:  # only sentences on the rest of the statement: they may deny it, never confirm it
+        best = (0.0, 0.0, replace(closest[2], coverage=0.0), closest[3])
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
     # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator.
     opposed = closest[2].failed and closest[2].coverage >= best[2].coverage
     if best[0] >= policy.yes_threshold and not opposed:
         return ExtractiveReply(f"Yes — {_quote(best[3])}", verdict="yes")
-    if closest[2].failed or closest[1] >= policy.no_contradiction:
+    if (closest[2].failed or closest[1] >= policy.no_contradiction) and _speaks_to(statement, subject, closest[2], closest[3], policy=policy):
         why = closest[2].reason() or "the passage contradicts it"
         return ExtractiveReply(f"No — {_quote(closest[3])} ({why})", verdict="no")
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
 
 
-def _about(ranked: Sequence[_Candidate], names: Sequence[str]) -> list[_Candidate]:
-    """The candidates whose passage (or document title) mentions one of the names a yes/no question is about
-    (``questions.subject_names``), in order: a yes or a no about Newton is decided by a passage on Newton, not
-    by the best-ranked sentence about someone else. All of them when its subject is not a name."""
-    wanted = {stem(name) for name in names}
-    if not wanted:
-        return list(ranked)
-    mentions: dict[tuple[str, str], bool] = {}  # many candidates share a passage
+_COMPARISON = re.compile(r"^(?P<a>.+?) (?P<verb>is|was|are|were|has|had|have) (?P<how>(?:more|less|fewer) \w+|\w{2,}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
 
-    def mentioned(candidate: _Candidate) -> bool:
-        key = (candidate.referent, candidate.passage)
-        if key not in mentions:
-            mentions[key] = bool(wanted & {stem(word) for word in tokens(" ".join(key))})
-        return mentions[key]
 
-    return [candidate for candidate in ranked if mentioned(candidate)]
+def converse(statement: str) -> str | None:
+    """A comparison read the other way round ("Calvin Jr. was older than John." -> "John was older than Calvin
+    Jr."), or None when the statement compares nothing (its verb is not followed by a comparative and "than")."""
+    match = _COMPARISON.match(statement.strip())
+    if match is None or match.group("how").lower() in ("other", "rather", "never", "ever", "neither", "either", "whether", "after", "under", "over"):
+        return None
+    first, other = match.group("a").strip(), match.group("b").strip()
+    if first.split()[0].lower() in DETERMINERS:  # "The elephant" moves behind "than": "... than the elephant"
+        first = first[:1].lower() + first[1:]
+    return f"{other[:1].upper()}{other[1:]} {match.group('verb')} {match.group('how')} than {first}" + ("" if first.endswith(".") else ".")
+
+
+def _compared(statement: str, turned: str, reply: ExtractiveReply, ranked: Sequence[_Candidate], judged: Sequence[_Candidate], verifier, *,
+              names: frozenset[str], policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
+    """A comparison's verdict read both ways, since an NLI model barely tells "A is older than B" from "B is older
+    than A": a "yes" whose sentence puts the two the other way round ("B ... than A") is a "no"; one whose sentence
+    keeps their order stands; otherwise the converse is scored too, and a "yes" both ways settles nothing, while
+    the converse alone supported is a "no"."""
+    order = _comparison_order(statement, reply.text) if reply.verdict == "yes" else 0
+    if order > 0:
+        return reply
+    quoted = reply.text.removeprefix("Yes — ")
+    if order < 0:
+        return ExtractiveReply(f"No — {quoted} (the other way round)", verdict="no")
+    other_subject = question_subject(f"Is it true that {turned}")
+    other = _yes_no(turned, (_about(ranked, other_subject) or judged)[:policy.yes_no_sentences], verifier, names=names, subject=other_subject, policy=policy)
+    if other.verdict != "yes":
+        return reply
+    if reply.verdict == "yes":
+        return ExtractiveReply(f"The sources do not settle this — they read the comparison both ways: {quoted}")
+    return ExtractiveReply(f"No — {other.text.removeprefix('Yes — ')} (the other way round)", verdict="no")
+
+
+def _comparison_order(statement: str, text: str) -> int:
+    """1 when the text compares the statement's two sides in its order ("A ... than ... B"), -1 when the other way
+    round ("B ... than ... A"), 0 when it does not say (no "than", or a side it does not name)."""
+    match = _COMPARISON.match(statement.strip())
+    words = [word.lower() for word in tokens(CITATION.sub("", text))]
+    if match is None or "than" not in words:
+        return 0
+    than = words.index("than")
+    before, after = set(words[:than]), set(words[than + 1:])
+    first, second = ({word.lower() for word in content_words(match.group(side))} for side in ("a", "b"))
+    if first and second and first & before and second & after and not (second & before) and not (first & after):
+        return 1
+    if first and second and second & before and first & after and not (first & before) and not (second & after):
+        return -1
+    return 0
+
+
+def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candidate, *, policy: AnswerPolicy = ANSWER_POLICY) -> bool:
+    """Whether a sentence about the statement's subject also speaks to what the statement says of it, so that a
+    name, a number or a contradiction it opposes is a "no" and not a sentence on another matter: at least
+    ``policy.no_relation_share`` of the statement's other words (past its subject and the names and numbers the
+    sentence lacks) stand in the sentence or its document's title. "English and French are the official
+    languages" speaks to "Canada's official language is Zulu" (official, language); "Though Theodore Roosevelt
+    considered the large timber wolves ..." does not speak to "Theodore Roosevelt went to Harvard"."""
+    left_out = {stem(word) for word in (*subject, *check.missing_names, *check.missing_numbers)}
+    relation = {stem(word) for word in content_words(statement)} - left_out
+    if not relation:
+        return False
+    held = {stem(word) for word in tokens(f"{candidate.sentence} {candidate.referent}")}
+    return len(relation & held) >= policy.no_relation_share * len(relation)
+
+
+def _about(ranked: Sequence[_Candidate], subject: Sequence[str]) -> list[_Candidate]:
+    """The candidates about what a yes/no question names (``questions.question_subject``), in order: the sentence as
+    the answer shows it (an opening pronoun resolved, after the sentence it points back at) or its document's title
+    names the subject. A yes or a no about Nairobi is decided by a sentence on Nairobi, not by the best-ranked
+    sentence of a passage that mentions it in passing. All of them when the question's subject is a pronoun."""
+    return [candidate for candidate in ranked if names_subject(subject, shown(candidate), title=candidate.referent)]
 
 
 def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape, *, policy: AnswerPolicy = ANSWER_POLICY) -> list[tuple[float, int]]:
@@ -521,8 +587,20 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     ranked = [candidates[index] for index in order]
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
-        judged = _about(ranked, subject_names(question)) or ranked
-        reply = _yes_no(question_shape.statement or question, judged[:policy.yes_no_sentences], verifier or workspace.verifier(), names=names, policy=policy)
+        subject = question_subject(question)
+        judged = _about(ranked, subject)
+        rest = tuple(name for name in question_shape.names if name not in subject)  # "Elmina Castle" of "Did the Dutch build the Elmina Castle?"
+        opposing = [candidate for candidate in _about(ranked, rest) if candidate not in judged] if rest and subject else []
+        if not judged and not opposing:  # every sentence that matched is about something else: neither a yes nor a no
+            reason = f"no selected sentence is about {' '.join(subject)}; the closest: \"{preview(ranked[0].sentence, 90)}\" ({ranked[0].referent})"
+            return ExtractiveReply(table_text.strip()) if tables else ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
+        statement = question_shape.statement or question
+        verifier = verifier or workspace.verifier()
+        reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject,
+                        opposing=opposing[:policy.yes_no_sentences], policy=policy)
+        turned = converse(statement)
+        if turned is not None and reply.verdict != "no":  # "Is A older than B?": read both ways
+            reply = _compared(statement, turned, reply, ranked, judged, verifier, names=names, policy=policy)
         return ExtractiveReply(reply.text + table_text, verdict=reply.verdict)
     count = max(sentences, policy.listing_sentences) if question_shape.wants_more else sentences
     lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead
@@ -605,8 +683,31 @@ def answer_question(
         with workspace.store.session():
             citations, unknown = _citations(workspace, text, selection.chunk_ids)
         text = _remove_unknown(text, unknown)
+        if backend.generates and shape(standalone).yes_no:
+            text, verdict = checked_verdict(standalone, text, citations)
         return Answer(question=question, read_as=read_as, text=text, selection=selection, citations=citations, backend=backend.name, verdict=verdict,
                       unknown_citations=unknown, standalone_question=standalone if standalone != question else None)
+
+
+_MODEL_VERDICT = re.compile(r"^\W*(yes|no)\b[\s,.:;!—-]*", re.IGNORECASE)
+
+
+def checked_verdict(question: str, text: str, citations: Sequence[Citation]) -> tuple[str, str | None]:
+    """A model's yes or no held to the extractive answer's evidence rule before it is shown: (the text, the verdict).
+    The verdict stands only when a passage it cites is about what the question names (``questions.question_subject``:
+    named in the cited chunk, its section or its document's name); otherwise the reply is shown as not settled, with
+    the reason, and its verdict is None. A reply that opens with neither word has no verdict and is left as it is."""
+    match = _MODEL_VERDICT.match(text)
+    if not match:
+        return text, None
+    subject = question_subject(question)
+    if not citations:
+        reason = "the reply cites no passage"
+    elif not any(names_subject(subject, citation.text, title=f"{citation.breadcrumb} {Path(citation.path).stem.replace('-', ' ')}") for citation in citations):
+        reason = f"no passage it cites is about {' '.join(subject)}"
+    else:
+        return text, match.group(1).lower()
+    return f"The sources do not settle this ({reason}); the model replied: {text}", None
 
 
 # -- agentic chat ------------------------------------------------------------------------
@@ -706,7 +807,10 @@ def agentic_answer(
     if strict and on_token is not None and text:
         on_token(text)
     citations, unknown = _citations(workspace, text, sorted(cited))
-    return Answer(question=question, text=_remove_unknown(text, unknown) or NOT_SUPPORTED, selection=selection, citations=citations,
+    text, verdict = _remove_unknown(text, unknown) or NOT_SUPPORTED, None
+    if shape(question).yes_no:
+        text, verdict = checked_verdict(question, text, citations)
+    return Answer(question=question, text=text, selection=selection, citations=citations, verdict=verdict,
                   backend=backend.name, unknown_citations=unknown, tool_steps=tuple(steps))
 
 

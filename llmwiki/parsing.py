@@ -107,3 +107,16 @@ def plural_subject(text: str, *, head_only: bool = False) -> str | None:
             return None  # "-" or "Its members": no name a reader could take as the referent
         return subject
     return None
+
+
+def subject_head(text: str) -> tuple[str, ...] | None:
+    """The head noun of the text's subject with the nouns compounded into it, lower-cased ("Does a polar bear
+    live in the Arctic?" -> ("polar", "bear"); "Elephants are mammals." -> ("elephants",)): the first nominal
+    subject the parse finds, a pronoun or "there" excepted; None when there is none (or without a pipeline)."""
+    if pipeline() is None:
+        return None
+    for token in _parsed(text):
+        if token.dep_ in ("nsubj", "nsubjpass") and token.pos_ in ("NOUN", "PROPN") and token.lower_ not in OPENING_PRONOUNS:
+            compounds = [child.lower_ for child in token.children if child.dep_ in ("compound", "amod") and child.i < token.i and child.pos_ in ("NOUN", "PROPN", "ADJ")]
+            return (*compounds, token.lower_)
+    return None

@@ -35,6 +35,9 @@ class AnswerPolicy:
     yes_threshold: float = 0.5
     # P(contradiction) of the closest sentence at which a yes/no statement is answered no.
     no_contradiction: float = 0.5
+    # ... and only from a sentence holding at least this share of the statement's words past its subject and the
+    # facts it lacks (answer._speaks_to). S08 folds, bench/refusals.py: see README (Answers).
+    no_relation_share: float = 0.5
     # A question of one or two words that carry weight is answered only when the answer ranker gives some sentence
     # that may lead P(holds the answer) >= min_answer_p. S08, each answerable question scored by a ranker trained
     # without its set: off-topic refused 0.847 -> 0.888, answerable refused 0.035 -> 0.041.

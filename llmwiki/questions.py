@@ -166,7 +166,9 @@ def to_statement(question: str) -> str:
             end += 1
     elif rest and rest[0].lower() in DETERMINERS:
         end = 1
-        while end < len(rest) and end < 4 and not rest[end].lower().endswith(("ed", "ing")) and rest[end].lower() not in AUXILIARIES and rest[end].lower() not in ("a", "an", "the", "in", "on", "at", "of", "to", "by", "for", "with"):
+        while (end < len(rest) and end < 4 and not rest[end].lower().endswith(("ed", "ing")) and rest[end].lower() not in AUXILIARIES
+               and rest[end].lower() not in ("a", "an", "the", "in", "on", "at", "of", "to", "by", "for", "with")
+               and rest[end + 1: end + 2] != ["than"] and rest[end].lower() not in ("more", "less", "fewer")):  # "the elephant heavier than ..."
             end += 1
     else:
         end = 1
@@ -176,21 +178,65 @@ def to_statement(question: str) -> str:
     return sentence[:1].upper() + sentence[1:] + "."
 
 
-def subject_names(question: str) -> tuple[str, ...]:
-    """The names a yes/no question is about: the run of capitalised words it opens with after the
-    auxiliary ("Was Newton outraged?" -> ("Newton",); "Is Canada's official language Zulu?" -> ("Canada",)),
-    none when its subject is not a name ("Is the capital city Oslo?": Oslo is what is asked)."""
-    words = without_truth_frame(question).rstrip("?").split()
-    if words and words[0].lower() in AUXILIARIES:
+def question_subject(question: str) -> tuple[str, ...]:
+    """What a yes/no question is about: the words a sentence (or its document's title) must name before its yes or
+    no counts. The names it opens with after the auxiliary and any determiner, as written ("Is the Giant Panda a
+    mammal?" -> ("Giant", "Panda"); "Is Canada's official language Zulu?" -> ("Canada",)), else the head noun of
+    its subject, lower-cased ("Does a polar bear live in the Arctic?" -> ("bear",); by the parse, else the first
+    word); () when its subject is a pronoun ("Was he ...?": who is meant is settled elsewhere) or "there", or the
+    question is not of a yes/no question's shape. "Is it true that S?" is about the subject of S."""
+    statement = without_truth_frame(question)
+    words = [word.strip(",;:\"“”()") for word in statement.rstrip("?").split()]
+    framed = statement != question.strip()
+    if not framed and (not words or words[0].lower() not in AUXILIARIES):
+        return ()
+    words = [word for word in words[0 if framed else 1:] if word]
+    while words and words[0].lower() in DETERMINERS:
         words = words[1:]
+    if not words or words[0].lower() in PERSONAL_PRONOUNS | DEMONSTRATIVES | {"there", "it"}:
+        return ()
     run = []
     for word in words:
-        if not word[:1].isupper() or word.lower() in DETERMINERS or word.lower() in OPENING_PRONOUNS:
+        if not word[:1].isupper() or word.lower() in DETERMINERS or word.lower() in AUXILIARIES:
             break
         run.append(word[:-2] if word.endswith(("'s", "’s")) else word)
         if word.endswith(("'s", "’s")):
             break
-    return tuple(run)
+    if run:
+        return tuple(run)
+    head = parsing.subject_head(to_statement(question)) or parsing.subject_head(question.strip())
+    if head is None:
+        first = words[0].removesuffix("'s").removesuffix("’s")
+        head = (first.lower(),) if first.isalpha() and first.lower() not in STOPWORDS and first.lower() not in AUXILIARIES else ()
+    return head
+
+
+_NAME_PARTICLES = frozenset({"of", "de", "da", "del", "der", "van", "von", "the", "jr", "sr"})
+
+
+def names_subject(subject: Sequence[str], text: str, *, title: str = "") -> bool:
+    """Whether a text (or the title of its document) names what ``question_subject`` found. A name: each of its
+    words of three letters or more, as written or, for words of five letters or more, by stem ("Calvin" of "Calvin
+    Jr."; both words of "John Adams", which "Adam Curtis" does not name; a name read past a slip, "Monro", names
+    "Monroe"), name particles aside; a name of shorter words ("U.S.") as written. A common
+    noun: its head by stem ("Elephants" names "elephant"), and one of the words compounded into it unless the title
+    names the head ("polar bear": "the Brown Bear and the Gray Wolf" in "Finland" does not name it; "Young bears
+    stay with their mother" in "Polar bear" does). No subject: every text may speak to it."""
+    if not subject:
+        return True
+    written = tokens(f"{text} {title}")
+    held = {stem(word) for word in written}
+    if subject[0][:1].isupper():
+        words = [word for word in subject if word.isalpha() and len(word) >= 3 and word.lower() not in _NAME_PARTICLES]
+        if not words:
+            return " ".join(subject) in f"{text} {title}"
+        lowered = {word.lower() for word in written}
+        long_stems = {stem(word) for word in written if len(word) >= 5}  # "Monroe" for "Monro"; not "Adam" for "Adams"
+        return all(word.lower() in lowered or len(word) >= 5 and stem(word) in long_stems for word in words)
+    *modifiers, head = subject
+    if stem(head) not in held:
+        return False
+    return not modifiers or any(stem(word) in held for word in modifiers) or stem(head) in {stem(word) for word in tokens(title)}
 
 
 def shape(question: str) -> QuestionShape:

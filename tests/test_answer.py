@@ -439,3 +439,66 @@ def test_a_question_about_what_a_page_mentions_in_passing_must_match_more_of_its
         assert climate.refused and "climate" in climate.text and not climate.citations
     where = answer_question(workspace, "Where is Ghana?", backend=ExtractiveBackend())  # control: the words all match either way
     assert not where.refused and "Gulf of Guinea" in where.text
+
+
+def test_a_model_verdict_stands_only_on_a_cited_passage_about_the_subject(wiki):
+    chunk = answer_question(wiki, "What did Volta stack?", backend=ExtractiveBackend()).context_chunk_ids[0]
+    with StubServer([Reply(content=f"Yes, Volta stacked zinc and copper discs [c{chunk}].")]) as server:
+        about = answer_question(wiki, "Did Volta stack zinc and copper?", backend=stub_backend(server))
+        assert about.verdict == "yes" and about.text.startswith("Yes, Volta")  # the cited chunk is about Volta
+        elsewhere = answer_question(wiki, "Did Nairobi stack zinc and copper?", backend=stub_backend(server))
+        server.replies = [Reply(content="No, it did not.")]
+        uncited = answer_question(wiki, "Did Volta stack zinc and copper?", backend=stub_backend(server))
+    # The same reply and citation for a question about another subject: not settled, with the reason.
+    assert elsewhere.verdict is None and elsewhere.text.startswith("The sources do not settle this (no passage it cites is about Nairobi)")
+    assert uncited.verdict is None and "the reply cites no passage" in uncited.text
+
+
+def test_a_model_reply_to_a_question_that_is_not_yes_no_has_no_verdict(wiki):
+    chunk = answer_question(wiki, "What did Volta stack?", backend=ExtractiveBackend()).context_chunk_ids[0]
+    with StubServer([Reply(content=f"No one but Volta stacked zinc and copper [c{chunk}].")]) as server:
+        answer = answer_question(wiki, "What did Volta stack?", backend=stub_backend(server))
+    assert answer.verdict is None and answer.text.startswith("No one but Volta")  # left as the model wrote it
+
+
+def test_a_yes_or_no_needs_a_sentence_about_the_question_subject(workspace):
+    with_sources(workspace, finland=(
+        "# Finland\n\nLarge mammals found in Finland include the brown bear, the elk and the reindeer. "
+        "The polar night lasts for weeks above the Arctic Circle in the north of Finland.\n"))
+    elsewhere = ask_by_hand(workspace, "Is the polar bear a mammal?")  # one sentence names a bear, one the polar night: neither is about polar bears
+    assert elsewhere.refused and elsewhere.verdict is None and "no selected sentence is about polar bear" in elsewhere.text
+    with_sources(workspace, bear="# Polar bear\n\nPolar bears are large marine mammals of the Arctic. They hunt seals on the sea ice.\n")
+    control = ask_by_hand(workspace, "Is the polar bear a mammal?")  # a sentence about polar bears now
+    assert control.verdict == "yes" and "Polar bears are large marine mammals" in control.text
+
+
+def test_a_no_comes_from_a_sentence_that_speaks_to_the_statement_not_one_that_merely_lacks_it(workspace):
+    with_sources(workspace,
+                 canada="# Canada\n\nEnglish and French are the official languages of Canada. Canada has ten provinces and three territories.\n",
+                 roosevelt=("# Theodore Roosevelt\n\nTheodore Roosevelt considered the timber wolves of Montana equal in size to European wolves. "
+                            "Theodore Roosevelt wrote many books on hunting in the American West.\n"))
+    no = ask_by_hand(workspace, "Is Canada's official language Zulu?")
+    assert no.verdict == "no" and "official languages" in no.text and "Zulu" in no.text  # the same relation, another value
+    swapped = ask_by_hand(workspace, "Is Ghana's official language Zulu?")  # the same sentence, the subject replaced
+    assert swapped.verdict is None
+    lacking = ask_by_hand(workspace, "Did Theodore Roosevelt go to Harvard?")  # about him, silent on Harvard
+    assert lacking.verdict is None and not lacking.text.startswith("No")
+
+
+def test_a_comparison_is_read_both_ways(workspace):
+    with_sources(workspace, brothers="# The Coolidge brothers\n\nCalvin was older than John by three years. John became a railway clerk in Boston.\n")
+    reversed_ = ask_by_hand(workspace, "Was John older than Calvin?")  # an NLI model reads both orders as the same sentence
+    assert reversed_.verdict == "no" and "(the other way round)" in reversed_.text
+    control = ask_by_hand(workspace, "Was Calvin older than John?")
+    assert control.verdict == "yes" and "Calvin was older than John" in control.text
+
+
+def test_a_sentence_on_the_rest_of_the_statement_may_deny_it_but_not_confirm_it(workspace):
+    with_sources(workspace, ghana=(
+        "# Ghana\n\nIn 1482, the Portuguese built the Elmina Castle on the Gold Coast. "
+        "Dutch, British and Danish merchants later traded gold along the coastline. Fishermen still build their boats on the beach.\n"))
+    # The sentences about the Dutch are silent on the castle; the one on the castle names other builders.
+    denied = ask_by_hand(workspace, "Did the Dutch build the Elmina Castle?")
+    assert denied.verdict == "no" and "Portuguese built the Elmina Castle" in denied.text
+    control = ask_by_hand(workspace, "Did the Portuguese build the Elmina Castle?")
+    assert control.verdict == "yes" and "Portuguese built the Elmina Castle" in control.text

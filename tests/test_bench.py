@@ -98,9 +98,16 @@ def test_bench_ranker_runs_on_a_tiny_corpus(tmp_path):
 
 
 def test_bench_refusals_runs_on_a_tiny_corpus(tmp_path):
-    result = _run("refusals.py", "--data", _cmu(tmp_path / "S08"), "--cache", tmp_path / "cache")
-    assert "off-topic refused" in result.stdout and "\nall " in result.stdout
-    assert (tmp_path / "cache" / "without-set1" / "wiki" / "index.md").is_file()  # the four workspaces are kept for the next run
+    data = tmp_path / "data"
+    _cmu(data / "cmu-qa" / "S08")
+    _cranfield(data / "cranfield")
+    _wice(data / "wice" / "dev.jsonl")
+    result = _run("refusals.py", "--data", data, "--cache", tmp_path / "cache")
+    assert "off-topic refused" in result.stdout and "\nS08 folds " in result.stdout
+    for row in ("cranfield", "wice", "sample", "held out"):
+        assert f"\n{row} " in result.stdout
+    assert (tmp_path / "cache" / "without-set1" / "wiki" / "index.md").is_file()  # the workspaces are kept for the next run
+    assert (tmp_path / "cache" / "sample" / "wiki" / "index.md").is_file()
 
 
 def test_bench_history_runs_on_a_tiny_corpus(tmp_path):

@@ -8,12 +8,13 @@ from llmwiki.questions import (
     last_people,
     last_person,
     names_a_title,
+    names_subject,
     opens_with_pronoun,
+    question_subject,
     rank_sentences,
     reads_as_prose,
     resolve_opening_pronoun,
     shape,
-    subject_names,
     to_statement,
     unbracket,
     without_frame,
@@ -207,14 +208,28 @@ def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
     assert reads_as_prose(sentence) is prose
 
 
-@pytest.mark.parametrize(("question", "names"), [
+@pytest.mark.parametrize(("question", "subject"), [
     ("Was Newton outraged?", ("Newton",)), ("Is Canada's official language Zulu?", ("Canada",)),
     ("Is it true that Abraham Lincoln was born in Kentucky?", ("Abraham", "Lincoln")),
-    # controls: the subject is not a name, so the name is what is asked about
-    ("Is the capital city Oslo?", ()), ("Were the treaties signed with the Ukraine?", ()), ("Is it true that he won the prize?", ()),
+    ("Is the Giant Panda a mammal?", ("Giant", "Panda")),  # past the determiner
+    ("Do penguins have many predators?", ("penguins",)), ("Does a polar bear live in the Arctic?", ("polar", "bear")),  # a noun's head
+    ("Is it true that the otter eats urchins?", ("otter",)),
+    # controls: a pronoun or "there" names nothing; a question of another shape has no yes/no subject
+    ("Is it true that he won the prize?", ()), ("Was she married?", ()), ("Are there otters in Chile?", ()), ("Who was Newton?", ()),
 ])
-def test_the_names_a_yes_no_question_is_about(question, names):
-    assert subject_names(question) == names
+def test_what_a_yes_no_question_is_about(question, subject):
+    assert question_subject(question) == subject
+
+
+def test_a_text_names_the_subject_by_every_word_of_a_name_and_the_head_of_a_noun():
+    assert names_subject(("Giant", "Panda"), "Pandas eat bamboo.", title="Giant Panda") and names_subject(("penguins",), "The penguin dives.")
+    assert not names_subject(("Nairobi",), "Most of its speakers have fled to Kenya.")  # control: another place
+    assert names_subject(("John", "Adams"), "John Adams was elected.") and not names_subject(("John", "Adams"), "John Stockwell met Adam Curtis.")
+    assert not names_subject(("Qatar", "University"), "He founded the private University of Buffalo.")  # every word of the name
+    assert names_subject(("polar", "bear"), "Young bears stay with their mother.", title="Polar bear")
+    assert not names_subject(("polar", "bear"), "Mammals found in Finland are the Brown Bear and the Gray Wolf.", title="Finland")  # another bear
+    assert names_subject(("U.S.",), "but the U.S. never joined") and not names_subject(("U.S.",), "the League went into operation")
+    assert names_subject((), "anything")  # no subject: every text may speak to it
 
 
 def test_a_question_names_a_title_by_its_words_or_a_longer_form_of_them():
