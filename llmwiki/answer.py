@@ -369,30 +369,27 @@ def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy =
 
 
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
-            opposing: Sequence[_Candidate] = (), policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
-    """Score the statement against the best sentences about the question's subject (ranked) and those naming the
-    rest of what it names (opposing: "In 1482, the Portuguese built the Elmina Castle" for "Did the Dutch build
-    the Elmina Castle?"): yes when one of the first supports it and none that holds as many of its words opposes
-    it; no when the closest one opposes it (a fact absent or opposed, or contradiction) and speaks to what the
-    statement says (``_speaks_to``: a sentence that merely fails to support it is no "no"); else unsettled; each
-    quoting its sentence."""
+            policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
+    """Score the statement against the best sentences about the question's subject: yes when one supports it and
+    none that holds as many of its words opposes it; no when the closest one opposes it (a fact absent or opposed,
+    or contradiction) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to
+    support it is no "no"); else unsettled; each quoting its sentence. A sentence about someone else is never
+    read: "In 1919, Canada joined the League of Nations" denies nothing about the U.S. (and "In 1482, the
+    Portuguese built the Elmina Castle" nothing about the Dutch, short of knowing that a castle is built once)."""
     from llmwiki.verify.calibrate import load_calibration, sentence_features
     from llmwiki.verify.facts import check_facts
 
     calibration = load_calibration(verifier.name)
-    everyone = list(ranked) + [candidate for candidate in opposing if candidate not in ranked]
-    probabilities = verifier.score([candidate.sentence for candidate in everyone], [statement] * len(everyone))
+    probabilities = verifier.score([candidate.sentence for candidate in ranked], [statement] * len(ranked))
     judged = []
-    for candidate, row in zip(everyone, probabilities):
+    for candidate, row in zip(ranked, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
         title = {stem(word) for word in tokens(candidate.referent)}
         if check.missing_names and all(stem(name) in title for name in check.missing_names):
             check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
         judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate))
-    best = max(judged[:len(ranked)], key=lambda item: item[0], default=None)
+    best = max(judged, key=lambda item: item[0])
     closest = max(judged, key=lambda item: item[2].coverage)
-    if best is None:  # only sentences on the rest of the statement: they may deny it, never confirm it
-        best = (0.0, 0.0, replace(closest[2], coverage=0.0), closest[3])
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
     # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator.
     opposed = closest[2].failed and closest[2].coverage >= best[2].coverage
@@ -589,15 +586,12 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
         subject = question_subject(question)
         judged = _about(ranked, subject)
-        rest = tuple(name for name in question_shape.names if name not in subject)  # "Elmina Castle" of "Did the Dutch build the Elmina Castle?"
-        opposing = [candidate for candidate in _about(ranked, rest) if candidate not in judged] if rest and subject else []
-        if not judged and not opposing:  # every sentence that matched is about something else: neither a yes nor a no
+        if not judged:  # every sentence that matched is about something else: neither a yes nor a no
             reason = f"no selected sentence is about {' '.join(subject)}; the closest: \"{preview(ranked[0].sentence, 90)}\" ({ranked[0].referent})"
             return ExtractiveReply(table_text.strip()) if tables else ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
         statement = question_shape.statement or question
         verifier = verifier or workspace.verifier()
-        reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject,
-                        opposing=opposing[:policy.yes_no_sentences], policy=policy)
+        reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject, policy=policy)
         turned = converse(statement)
         if turned is not None and reply.verdict != "no":  # "Is A older than B?": read both ways
             reply = _compared(statement, turned, reply, ranked, judged, verifier, names=names, policy=policy)

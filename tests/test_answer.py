@@ -493,12 +493,12 @@ def test_a_comparison_is_read_both_ways(workspace):
     assert control.verdict == "yes" and "Calvin was older than John" in control.text
 
 
-def test_a_sentence_on_the_rest_of_the_statement_may_deny_it_but_not_confirm_it(workspace):
-    with_sources(workspace, ghana=(
-        "# Ghana\n\nIn 1482, the Portuguese built the Elmina Castle on the Gold Coast. "
-        "Dutch, British and Danish merchants later traded gold along the coastline. Fishermen still build their boats on the beach.\n"))
-    # The sentences about the Dutch are silent on the castle; the one on the castle names other builders.
-    denied = ask_by_hand(workspace, "Did the Dutch build the Elmina Castle?")
-    assert denied.verdict == "no" and "Portuguese built the Elmina Castle" in denied.text
-    control = ask_by_hand(workspace, "Did the Portuguese build the Elmina Castle?")
-    assert control.verdict == "yes" and "Portuguese built the Elmina Castle" in control.text
+def test_a_sentence_about_someone_else_denies_nothing(workspace):
+    with_sources(workspace, league=(
+        "# The League of Nations\n\nIn 1919, Canada joined the League of Nations independently of Britain. "
+        "The U.S. Senate debated the treaty for months.\n"))
+    # The sentence that holds the statement is about Canada; the one about the U.S. is silent on joining: no verdict.
+    elsewhere = ask_by_hand(workspace, "Did the U.S. join the League of Nations?")
+    assert elsewhere.verdict is None and not elsewhere.text.startswith(("No", "Yes"))
+    control = ask_by_hand(workspace, "Did Canada join the League of Nations?")
+    assert control.verdict == "yes" and "Canada joined the League of Nations" in control.text

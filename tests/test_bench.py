@@ -101,6 +101,7 @@ def test_bench_refusals_runs_on_a_tiny_corpus(tmp_path):
     data = tmp_path / "data"
     _cmu(data / "cmu-qa" / "S08")
     _cranfield(data / "cranfield")
+    (data / "wice").mkdir()
     _wice(data / "wice" / "dev.jsonl")
     result = _run("refusals.py", "--data", data, "--cache", tmp_path / "cache")
     assert "off-topic refused" in result.stdout and "\nS08 folds " in result.stdout
