@@ -297,6 +297,17 @@ def main() -> None:
             seconds = time.perf_counter() - started
             print(f"page {page}, {how}, {configured.name}: {len(result.sentences)} sentences, {result.pairs_scored} pairs in {seconds:.2f} s "
                   f"= {len(result.sentences) / seconds:.1f} sentences/s, {result.pairs_scored / seconds:.0f} pairs/s (target >= 20 sentences/s for a reworded page)")
+        from llmwiki.verify.cache import cached
+
+        filled = cached(configured, workspace.state_dir)
+        verify_page(workspace, page, filled, force=True, premises_per_sentence=args.windows, verbatim=False)  # a first run fills the cache
+        again = cached(configured, workspace.state_dir)  # as the next `llmwiki verify` opens it
+        started = time.perf_counter()
+        result = verify_page(workspace, page, again, force=True, premises_per_sentence=args.windows, verbatim=False)
+        seconds = time.perf_counter() - started
+        print(f"page {page}, every sentence again with the score cache ([verification] cache_scores: a re-verification after an edit elsewhere), "
+              f"{configured.name}: {len(result.sentences)} sentences in {seconds:.2f} s = {len(result.sentences) / seconds:.1f} sentences/s "
+              f"({again.hits} pairs read back, {again.misses} scored)")
 
 
 def changed_facts(args, configured) -> None:

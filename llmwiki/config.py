@@ -62,6 +62,7 @@ class VerificationConfig(_Section):
     int8: bool = True  # NLI models on a CPU: int8 linear layers (about 3x faster, scores within a few hundredths)
     max_length: int = Field(256, ge=16, le=4096)  # NLI input tokens (premise + sentence); longer pairs are truncated
     split_claims: Literal["auto", "always", "never"] = "auto"  # score each clause of a sentence, the weakest counts; auto: NLI models only
+    cache_scores: bool = True  # keep NLI scores per (premise, sentence) in .llmwiki/scores.sqlite: a re-verification scores only what changed
 
 
 class DatasetsConfig(_Section):
@@ -196,6 +197,7 @@ premises_per_sentence = 4  # premise windows per sentence, shared among its clau
 int8 = true            # NLI models on a CPU: int8 linear layers, about 3x faster
 max_length = 256       # NLI input tokens (premise window + sentence)
 split_claims = "auto"  # score each clause, the sentence counts as its weakest: "auto" (NLI models), "always", "never"
+cache_scores = true    # keep NLI scores in .llmwiki/scores.sqlite, so re-verifying an edited page scores only what changed
 
 [datasets]
 folder = "datasets"    # Markdown datasets, relative to this file's folder

@@ -167,9 +167,15 @@ class Workspace:
 
     def verifier(self):
         """The verifier named in [verification], loaded once per process (a notebook's every
-        Verify click would otherwise load the model again, about 5 s)."""
+        Verify click would otherwise load the model again, about 5 s); an NLI model's scores are
+        kept in .llmwiki/scores.sqlite unless [verification] cache_scores = false (``verify.cache``)."""
         settings = self.config.verification
-        return _verifier(settings.model, settings.int8, settings.max_length)
+        verifier = _verifier(settings.model, settings.int8, settings.max_length)
+        if not settings.cache_scores:
+            return verifier
+        from llmwiki.verify.cache import cached
+
+        return cached(verifier, self.state_dir)
 
     def answer_ranker(self):
         """The answer ranker named in [chat] answer_ranker (loaded once per process), or None for the hand ranking."""
