@@ -6,6 +6,7 @@ Only this module (and the notebooks) print. Library errors arrive as
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -321,7 +322,8 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per page as it is verified: every sentence with the model's score, the reviewer's verdict, reason and excerpt.")
 @click.option("--fail-under", type=click.FloatRange(0, 1), default=None, help="Exit 1, naming them, when a page's supported share (reviewers' verdicts first) is under this (a CI gate).")
 @click.option("--recalibrate", is_flag=True, help="Refit this workspace's calibration from its reviewers' verdicts (kept only if it agrees with them more often).")
-def verify(pages, workspace_path, everything, changed, force, threshold, as_json, fail_under, recalibrate) -> None:
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True, help="Verify in this many processes, each loading the model once (pays on a wiki of many pages and cores).")
+def verify(pages, workspace_path, everything, changed, force, threshold, as_json, fail_under, recalibrate, jobs) -> None:
     """Score each sentence of wiki pages against their sources (local NLI model and fact checks)."""
     from llmwiki.review import review_of
     from llmwiki.verify import pages_needing_verification, verify_page, wiki_pages
@@ -349,22 +351,40 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
     if (note := not_nli_note(verifier)) is not None:
         errors.print(f"note: {note}", markup=False, highlight=False)
     reviews, failures = [], []
+
+    def outcomes():
+        """(page, its verification or None, why it failed or None), as each page finishes."""
+        if jobs > 1 and len(names) > 1:
+            from llmwiki.verify import load_verification
+            from llmwiki.verify.parallel import verify_in_processes
+
+            for name, error, reused in verify_in_processes(workspace.root, names, jobs=min(jobs, len(names)), force=force):
+                stored = None if error else load_verification(workspace, name)
+                yield name, (dataclasses.replace(stored, reused=reused) if stored is not None else None), error
+            return
+        for name in names:
+            try:
+                yield name, verify_page(workspace, name, verifier, force=force, premises_per_sentence=workspace.config.verification.premises_per_sentence), None
+            except LlmwikiError as err:
+                yield name, None, str(err)
+
     with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:
         task = progress.add_task("", total=len(names))
-        for done, name in enumerate(names):
+        for done, (name, result, error) in enumerate(outcomes(), start=1):
             progress.update(task, completed=done, description=name)
-            try:
-                result = verify_page(workspace, name, verifier, force=force, premises_per_sentence=workspace.config.verification.premises_per_sentence)
-            except LlmwikiError as err:
-                failures.append((name, str(err)))
+            if error is not None or result is None:
+                error = error or "its verification was not stored; verify it again"
+                failures.append((name, error))
                 if as_json:
-                    click.echo(json.dumps({"page": name, "error": str(err)}, ensure_ascii=False))
+                    click.echo(json.dumps({"page": name, "error": error}, ensure_ascii=False))
                 continue
             review = review_of(workspace, name, result)
             reviews.append(review)
             if as_json:  # one object per page as it finishes
                 click.echo(json.dumps(review.as_json(threshold), ensure_ascii=False, default=str))
         progress.update(task, completed=len(names))
+    place = {name: index for index, name in enumerate(names)}
+    reviews.sort(key=lambda review: place.get(review.page, len(place)))  # the table in the order asked, whichever process finished first
     below = [(review.page, review.supported_share(threshold)) for review in reviews if fail_under is not None and review.supported_share(threshold) < fail_under]
     if not as_json:
         table = Table(title=f"Verification ({describe(verifier)}, threshold {threshold:g})")

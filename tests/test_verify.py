@@ -586,3 +586,26 @@ def test_citations_of_chunks_that_do_not_exist_are_reported_and_never_read_as_nu
     assert all("1" not in (sentence.reason or "") for sentence in result.sentences)  # "[c-1]" is a mark, not the number 1
     assert all("[c" not in sentence.sentence for sentence in result.sentences)
     assert result.as_json(0.5)["unknown_citations"] == ["[c999999]", "[c0]", "[c-1]"]
+
+
+def test_cli_verify_in_two_processes_stores_what_one_process_would(page):
+    import json
+    import subprocess
+    import sys
+
+    workspace, _ = page
+    concept_page(workspace, "orphan", ["sources/never.md"], "Divers study the forest of kelp.")  # a page that fails, in a worker too
+
+    def run(*extra):
+        return subprocess.run([sys.executable, "-m", "llmwiki", "verify", "--all", "--json", "--force", *extra, "-w", str(workspace.root)],
+                              capture_output=True, text=True, timeout=600)
+
+    single = run()
+    stored = {name: [s.p_entailment for s in load_verification(workspace, name).sentences] for name in ("wiki/summaries/kelp.md", "wiki/summaries/other.md")}
+    parallel = run("--jobs", "2")
+    assert single.returncode == parallel.returncode == 2, parallel.stderr  # the failing page, reported the same way
+    lines = [json.loads(line) for line in parallel.stdout.splitlines() if line.startswith("{")]
+    assert {line["page"] for line in lines} == {line["page"] for line in map(json.loads, filter(lambda text: text.startswith("{"), single.stdout.splitlines()))}
+    assert any(line["page"] == "wiki/concepts/orphan.md" and "error" in line for line in lines)
+    for name, scores in stored.items():  # each page scored again in a worker, the same numbers stored
+        assert [s.p_entailment for s in load_verification(workspace, name).sentences] == pytest.approx(scores, abs=1e-3)
