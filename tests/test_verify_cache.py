@@ -48,6 +48,21 @@ def test_another_model_never_reads_the_scores_of_the_first(tmp_path):
     assert len(other.scored) == 3  # its own scores, though the pairs are the same
 
 
+def test_a_local_model_folder_trained_again_does_not_read_its_old_scores(tmp_path):
+    folder = tmp_path / "my-nli"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"first weights")
+    first = Counting(name=str(folder))
+    cached(first, tmp_path).score(PREMISES, HYPOTHESES)
+    again = Counting(name=str(folder))
+    cached(again, tmp_path).score(PREMISES, HYPOTHESES)
+    assert again.scored == []  # control: the same weights read their scores back
+    (folder / "model.safetensors").write_bytes(b"the weights of a second training run")
+    retrained = Counting(name=str(folder))
+    cached(retrained, tmp_path).score(PREMISES, HYPOTHESES)
+    assert len(retrained.scored) == 3
+
+
 def test_a_pair_asked_twice_in_one_call_is_scored_once(tmp_path):
     inner = Counting()
     result = cached(inner, tmp_path).score(["A cat sat.", "A cat sat."], ["A cat is sitting.", "A cat is sitting."])

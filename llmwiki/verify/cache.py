@@ -124,4 +124,10 @@ def cached(verifier, state_dir: Path):
     from llmwiki.verify.nli import describe
 
     model = f"{describe(verifier)} max_length={getattr(verifier, 'max_length', '')}"
+    folder = Path(verifier.name)
+    try:  # a local folder trained again keeps its name: its files' sizes and times tell the weights apart
+        if folder.is_dir():
+            model += " " + ",".join(f"{path.name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in sorted(folder.iterdir()) if path.is_file())
+    except OSError:
+        pass
     return CachedVerifier(verifier, ScoreCache(Path(state_dir) / CACHE_FILE, model))
