@@ -65,7 +65,7 @@ from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarit
 from llmwiki.search import preview, search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
-from llmwiki.text import DEMONSTRATIVES, DETERMINERS, PERSONAL_PRONOUNS, alternation, stem, tokens
+from llmwiki.text import DEMONSTRATIVES, DETERMINERS, FORMS_OF_BE, FORMS_OF_HAVE, PERSONAL_PRONOUNS, alternation, stem, tokens
 from llmwiki.verify.facts import name_words
 from llmwiki.workspace import Workspace
 
@@ -401,7 +401,7 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
 
 
-_COMPARISON = re.compile(r"^(?P<a>.+?) (?P<verb>is|was|are|were|has|had|have) (?P<how>(?:more|less|fewer) \w+|\w{2,}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
+_COMPARISON = re.compile(rf"^(?P<a>.+?) (?P<verb>{alternation(FORMS_OF_BE | FORMS_OF_HAVE)}) (?P<how>(?:more|less|fewer) \w+|\w{{2,}}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
 
 
 def converse(statement: str) -> str | None:
