@@ -216,6 +216,7 @@ def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the calibration on S08 sets 1-2 and write llmwiki/verify/calibration.json")
     parser.add_argument("--facts-only", action="store_true", help="only the changed-fact set")
     parser.add_argument("--per-article", type=int, default=12, help="true and false claims made per article")
+    parser.add_argument("--pages-only", action="store_true", help="only the page rates (a page, the page again with the score cache, the sample wiki with --jobs 1 and 2)")
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data}: WiCE dev is absent (it lives in ../shared/data, see its README)")
@@ -227,6 +228,9 @@ def main() -> None:
         configured = NLIVerifier(model, tokenizer=tokenizer, name=f"trained ({args.weights})", int8=args.int8, max_length=args.max_length)
     else:
         configured = load_verifier(args.model, int8=args.int8, max_length=args.max_length)
+    if args.pages_only:
+        page_rates(args, configured)
+        return
     if args.cmu.is_dir():
         changed_facts(args, configured)
     else:
@@ -281,8 +285,14 @@ def main() -> None:
             scores = verifier.score([pair["p"] for pair in held_out], [pair["h"] for pair in held_out])[:, 0]
             print(f"  {name:<42}{roc_auc(nli_labels, scores):>7.3f}")
 
-    from llmwiki.wiki import ingest_paths
+    page_rates(args, configured)
+
+
+def page_rates(args, configured) -> None:
+    """Sentences/s verifying a page of the sample wiki (as written, every sentence through the model, again with the
+    score cache) and pages/s of the whole sample wiki through the CLI with --jobs 1 and 2."""
     from llmwiki.verify import verify_page
+    from llmwiki.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
     with tempfile.TemporaryDirectory() as scratch:

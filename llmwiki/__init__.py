@@ -10,14 +10,16 @@ The package in layers; a module imports only from its own layer or below
    ``ranker`` (the answer ranker model) and its CMU QA reader, ``pgserver`` (a throwaway PostgreSQL server for tests and benchmarks)
 2. ``store``, the only package with SQL: one contract (``store.contract``) over the
    embedded DuckDB default (``store.duckdb_store``) and a shared PostgreSQL database
-   (``store.postgres_store``, ``[store] url``), one schema (``store.schema``)
-3. ``workspace``: a folder's paths, settings and handles (store, backend, verifier)
+   (``store.postgres_store``, ``[store] url``), one schema (``store.schema``), and the
+   verifier's score cache file (``store.score_cache``)
+3. ``workspace``: a folder's paths, settings and handles (store, backend, verifier);
+   ``verify.cache``: the verifier with its scores kept
 4. read and derive: ``search`` (BM25 over stored chunks), ``ingest`` (files ->
    stored documents and chunks), ``generate`` (stored chunks -> page texts)
 5. ``snapshots``: store copies at commits, restore, damaged-store recovery
 6. ``journal``: crash safety around every write, and ``open_workspace``
 7. ``wiki``: the one write path (publish), and ingest + generation as one unit
-8. ``select`` (pre-retrieval), ``verify.page`` (page verification)
+8. ``select`` (pre-retrieval), ``verify.page`` (page verification), ``verify.parallel`` (``verify --jobs``)
 9. ``answer``, ``maintain`` (withdraw, edit, delete, restore), ``review`` (verdicts, queue, contested claims, held pages), ``ranker.train``
 10. ``watch``: ingest on changes in sources/, with re-checks; ``mcp_server``: the workspace as MCP tools; ``notebook_args``: what the notebooks share
 11. ``lint``

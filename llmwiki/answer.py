@@ -429,7 +429,8 @@ def _compared(statement: str, turned: str, reply: ExtractiveReply, ranked: Seque
     if order < 0:
         return ExtractiveReply(f"No — {quoted} (the other way round)", verdict="no")
     other_subject = question_subject(f"Is it true that {turned}")
-    other = _yes_no(turned, (_about(ranked, other_subject) or judged)[:policy.yes_no_sentences], verifier, names=names, subject=other_subject, policy=policy)
+    other = _yes_no(turned, (_about(ranked, other_subject, limit=policy.yes_no_sentences) or judged)[:policy.yes_no_sentences], verifier, names=names,
+                    subject=other_subject, policy=policy)
     if other.verdict != "yes":
         return reply
     if reply.verdict == "yes":
@@ -469,12 +470,19 @@ def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candid
     return len(relation & held) >= policy.no_relation_share * len(relation)
 
 
-def _about(ranked: Sequence[_Candidate], subject: Sequence[str]) -> list[_Candidate]:
-    """The candidates about what a yes/no question names (``questions.question_subject``), in order: the sentence as
-    the answer shows it (an opening pronoun resolved, after the sentence it points back at) or its document's title
-    names the subject. A yes or a no about Nairobi is decided by a sentence on Nairobi, not by the best-ranked
-    sentence of a passage that mentions it in passing. All of them when the question's subject is a pronoun."""
-    return [candidate for candidate in ranked if names_subject(subject, shown(candidate), title=candidate.referent)]
+def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int | None = None) -> list[_Candidate]:
+    """The first ``limit`` candidates (all by default) about what a yes/no question names (``questions.question_subject``),
+    in order: the sentence as the answer shows it (an opening pronoun resolved, after the sentence it points back at)
+    or its document's title names the subject. A yes or a no about Nairobi is decided by a sentence on Nairobi, not by
+    the best-ranked sentence of a passage that mentions it in passing. All of them when the question's subject is a
+    pronoun. Read in order and stopped at ``limit``: showing a sentence may parse the text before it."""
+    found = []
+    for candidate in ranked:
+        if limit is not None and len(found) >= limit:
+            break
+        if names_subject(subject, shown(candidate), title=candidate.referent):
+            found.append(candidate)
+    return found
 
 
 def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape, *, policy: AnswerPolicy = ANSWER_POLICY) -> list[tuple[float, int]]:
@@ -585,7 +593,7 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
         subject = question_subject(question)
-        judged = _about(ranked, subject)
+        judged = _about(ranked, subject, limit=policy.yes_no_sentences)
         if not judged:  # every sentence that matched is about something else: neither a yes nor a no
             reason = f"no selected sentence is about {' '.join(subject)}; the closest: \"{preview(ranked[0].sentence, 90)}\" ({ranked[0].referent})"
             return ExtractiveReply(table_text.strip()) if tables else ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)

@@ -128,6 +128,12 @@ def test_bench_sentences_runs_on_tiny_evidence(tmp_path):
     assert "llmwiki rules" in result.stdout and "pysbd" in result.stdout
 
 
+def test_bench_verify_page_rates_run_on_the_sample_wiki(tmp_path):
+    result = _run("verify.py", "--pages-only", "--data", _wice(tmp_path / "dev.jsonl"), "--int8")
+    assert "again with the score cache" in result.stdout and "0 scored" in result.stdout  # every pair read back
+    assert "--jobs 1" in result.stdout and "--jobs 2 / --jobs 1" in result.stdout
+
+
 def test_bench_verify_runs_on_tiny_data(tmp_path):
     _needs("wn")
     result = _run("verify.py", "--facts-only", "--cmu", _cmu(tmp_path / "S08"), "--data", _wice(tmp_path / "dev.jsonl"), "--per-article", "2", "--int8")
