@@ -170,12 +170,9 @@ class Workspace:
         Verify click would otherwise load the model again, about 5 s); an NLI model's scores are
         kept in .llmwiki/scores.sqlite unless [verification] cache_scores = false (``verify.cache``)."""
         settings = self.config.verification
-        verifier = _verifier(settings.model, settings.int8, settings.max_length)
         if not settings.cache_scores:
-            return verifier
-        from llmwiki.verify.cache import cached
-
-        return cached(verifier, self.state_dir)
+            return _verifier(settings.model, settings.int8, settings.max_length)
+        return _cached_verifier(settings.model, settings.int8, settings.max_length, self.state_dir)
 
     def answer_ranker(self):
         """The answer ranker named in [chat] answer_ranker (loaded once per process), or None for the hand ranking."""
@@ -199,3 +196,11 @@ def _verifier(model: str, int8: bool, max_length: int):
     from llmwiki.verify.nli import load_verifier
 
     return load_verifier(model, int8=int8, max_length=max_length)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_verifier(model: str, int8: bool, max_length: int, state_dir: Path):
+    """The loaded verifier with its scores kept in this workspace's state folder: one per workspace and setting."""
+    from llmwiki.verify.cache import cached
+
+    return cached(_verifier(model, int8, max_length), state_dir)

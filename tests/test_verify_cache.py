@@ -93,10 +93,12 @@ def test_a_page_verified_again_scores_nothing_and_an_edited_sentence_alone(wiki)
     verifier = wiki.verifier()  # the shipped NLI model, its scores kept in the workspace
     assert isinstance(verifier, CachedVerifier)
     first = verify_page(wiki, page, verifier, force=True, verbatim=False)
-    assert verifier.misses > 0 and verifier.hits == 0
-    second = wiki.verifier()  # as the next `llmwiki verify` would load it
+    scored = verifier.misses
+    assert scored > 0 and verifier.hits == 0
+    second = cached(verifier.verifier, wiki.state_dir)  # as the next `llmwiki verify` process opens the file
     again = verify_page(wiki, page, second, force=True, verbatim=False)
-    assert second.misses == 0 and second.hits == verifier.misses  # every pair read back
+    assert second.misses == 0 and second.hits == scored  # every pair read back
+    assert wiki.verifier() is verifier  # one per workspace and setting in a process, like the model it wraps
     assert [s.p_entailment for s in again.sentences] == [s.p_entailment for s in first.sentences]
     plain = wiki.config.model_copy(update={"verification": wiki.config.verification.model_copy(update={"cache_scores": False})})
     assert not isinstance(type(wiki)(root=wiki.root, config=plain).verifier(), CachedVerifier)  # the setting turns it off
