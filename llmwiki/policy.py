@@ -36,7 +36,8 @@ class AnswerPolicy:
     # P(contradiction) of the closest sentence at which a yes/no statement is answered no.
     no_contradiction: float = 0.5
     # ... and only from a sentence holding at least this share of the statement's words past its subject and the
-    # facts it lacks (answer._speaks_to). S08 folds, bench/refusals.py: see README (Answers).
+    # facts it lacks (answer._speaks_to). Half, set by reading, not swept: measured once on the S08 folds with the
+    # subject rule (bench/refusals.py, README: off-topic verdicts 13 -> 4, yes/no balanced 0.685 -> 0.654).
     no_relation_share: float = 0.5
     # A question of one or two words that carry weight is answered only when the answer ranker gives some sentence
     # that may lead P(holds the answer) >= min_answer_p. S08, each answerable question scored by a ranker trained

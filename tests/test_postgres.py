@@ -114,6 +114,15 @@ def test_term_counts_off_the_postings_equal_matching_every_chunk(tmp_path, postg
     assert store.lexeme_document_counts(["otter", "kelp", "zzz"]) == {"otter": by_matching("otters"), "kelp": by_matching("kelp")}
 
 
+def test_a_store_url_with_a_port_out_of_range_is_refused_when_read(tmp_path):
+    config = tmp_path / "wiki_config.toml"
+    config.write_text('[store]\nurl = "postgresql://127.0.0.1:99999/x"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="port is not a number from 1 to 65535"):
+        load_config(config)
+    config.write_text('[store]\nurl = "postgresql://127.0.0.1:5432/x"\n', encoding="utf-8")
+    assert load_config(config).store.url.endswith(":5432/x")  # the control
+
+
 def test_a_url_with_a_password_is_refused_and_one_without_is_kept(tmp_path):
     config = tmp_path / "wiki_config.toml"
     config.write_text('[store]\nurl = "postgresql://analyst:secret@db.example.org/wiki"\n', encoding="utf-8")

@@ -69,14 +69,3 @@ def test_config_errors_name_the_file_and_the_key(tmp_path):
         Workspace.open(root)
     config.write_text("[chunking]\nmax_tokens = 256\n", encoding="utf-8")
     assert Workspace.open(root).config.chunking.max_tokens == 256  # control
-
-
-def test_a_store_url_with_a_port_out_of_range_is_refused_when_read(tmp_path):
-    from llmwiki.config import load_config
-
-    config = tmp_path / "wiki_config.toml"
-    config.write_text('[store]\nurl = "postgresql://127.0.0.1:99999/x"\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="port is not a number from 1 to 65535"):
-        load_config(config)
-    config.write_text('[store]\nurl = "postgresql://127.0.0.1:5432/x"\n', encoding="utf-8")
-    assert load_config(config).store.url.endswith(":5432/x")  # the control
