@@ -53,6 +53,7 @@ sys.path.insert(0, str(REPO))
 
 from llmwiki.verify.nli import OverlapVerifier, SimilarityVerifier, load_verifier  # noqa: E402
 from llmwiki.config import VerificationConfig  # noqa: E402
+from llmwiki.policy import VERIFY_POLICY  # noqa: E402
 from llmwiki.verify.calibrate import FEATURES  # noqa: E402
 from llmwiki.verify.page import clauses, premise_pairs  # noqa: E402
 
@@ -302,11 +303,17 @@ def page_rates(args, configured) -> None:
         ingest_paths(workspace)
         configured.score(["warm up"], ["warm up"])
         page = "wiki/summaries/alessandro-volta.md"
-        for verbatim, how in ((True, "as written (sentences quoted from the source need no model call)"), (False, "every sentence through the verifier, as for reworded pages")):
-            started = time.perf_counter()
-            result = verify_page(workspace, page, configured, force=True, premises_per_sentence=args.windows, verbatim=verbatim)
-            seconds = time.perf_counter() - started
-            print(f"page {page}, {how}, {configured.name}: {len(result.sentences)} sentences, {result.pairs_scored} pairs in {seconds:.2f} s "
+        runs = ((True, VERIFY_POLICY.settled_entailment, "as written (sentences quoted from the source need no model call)"),
+                (False, VERIFY_POLICY.settled_entailment, "every sentence through the verifier, as for reworded pages"),
+                (False, None, "every sentence, each clause against all its windows (the reference: no clause settled by its best window)"))
+        for verbatim, settled, how in runs:
+            times = []
+            for _ in range(3):  # the best of three: this machine is shared
+                started = time.perf_counter()
+                result = verify_page(workspace, page, configured, force=True, premises_per_sentence=args.windows, verbatim=verbatim, settled_entailment=settled)
+                times.append(time.perf_counter() - started)
+            seconds = min(times)
+            print(f"page {page}, {how}, {configured.name}: {len(result.sentences)} sentences, {result.pairs_scored} pairs in {seconds:.2f} s (best of 3) "
                   f"= {len(result.sentences) / seconds:.1f} sentences/s, {result.pairs_scored / seconds:.0f} pairs/s (target >= 20 sentences/s for a reworded page)")
         from llmwiki.verify.cache import cached
 

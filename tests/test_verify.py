@@ -422,7 +422,7 @@ def test_a_missing_source_is_named_and_its_return_makes_the_verification_outdate
     assert verify_page(workspace, unnamed, LexicalVerifier()).missing_sources == []
 
 
-def test_a_hundred_sentence_page_is_scored_in_one_batch_with_pruned_premises(page):
+def test_a_hundred_sentence_page_is_scored_in_two_batches_with_pruned_premises(page):
     workspace, _ = page
 
     class Counting(LexicalVerifier):
@@ -436,12 +436,37 @@ def test_a_hundred_sentence_page_is_scored_in_one_batch_with_pruned_premises(pag
     path = concept_page(workspace, "census", ["sources/kelp.md"], body)
     verifier = Counting()
     result = verify_page(workspace, path, verifier, premises_per_sentence=4)
-    assert len(result.sentences) == 100 and verifier.calls == 1 and result.pairs_scored <= 400
+    # one batch of each clause's best window, one of the other windows of the clauses it did not settle
+    assert len(result.sentences) == 100 and verifier.calls == 2 and 100 < result.pairs_scored <= 400
     from llmwiki.pages import read_page
 
     page_body = read_page(workspace.root, path).body
     assert [page_body[s.start:s.end] for s in result.sentences[:2]] == ["Diver 0 counted 0 fish near the kelp.", "Diver 1 counted 3 fish near the kelp."]
     assert all(s.p_entailment == pytest.approx(0.1) for s in result.sentences)
+
+
+def test_a_clause_its_best_window_entails_is_not_scored_against_the_others(page):
+    workspace, _ = page
+
+    class Sure(LexicalVerifier):
+        def __init__(self, entailment):
+            self.entailment, self.asked = entailment, []
+
+        def score(self, premises, hypotheses):
+            self.asked.append(len(premises))
+            return np.tile([self.entailment, 1 - self.entailment, 0.0], (len(premises), 1))
+
+    body = " ".join(f"Diver {n} counted {n * 3} fish near the kelp forest at dawn." for n in range(6))
+    path = concept_page(workspace, "settled", ["sources/kelp.md"], body)
+    sure = Sure(0.95)
+    settled = verify_page(workspace, path, sure, premises_per_sentence=4, verbatim=False)
+    assert sure.asked == [6] and settled.pairs_scored == 6  # one pair per sentence: each settled by its best window
+    unsure = Sure(0.5)  # control: below the settling bar, every window is scored
+    verify_page(workspace, path, unsure, premises_per_sentence=4, verbatim=False, force=True)
+    assert unsure.asked[0] == 6 and len(unsure.asked) == 2 and unsure.asked[1] > 0
+    off = Sure(0.95)  # and with settling off, every window even when the best one entails
+    verify_page(workspace, path, off, premises_per_sentence=4, verbatim=False, force=True, settled_entailment=None)
+    assert off.asked == unsure.asked
 
 
 def test_cli_verify_continues_past_a_failing_page_and_reports_it(page):

@@ -132,16 +132,18 @@ def _substitutions(claim_words: Sequence[str], anchor_words: Sequence[str]) -> d
     "Society" also fits the slot of "founders", but it fits its own better)."""
     claim_lower = [word.lower() for word in claim_words]
     anchor_lower = [word.lower() for word in anchor_words]
+    claim_stems = [stem(word) for word in claim_lower]
+    anchor_stems = [stem(word) for word in anchor_lower]
     found = {}
-    for i, word in enumerate(claim_lower):
+    for i in range(len(claim_lower)):
         own = 0  # how well the word fits where the anchor has it
         other_slot = None
-        for j, other in enumerate(anchor_lower):
+        for j in range(len(anchor_lower)):
             agree = sum(
                 0 <= i + step < len(claim_lower) and 0 <= j + step < len(anchor_lower) and claim_lower[i + step] == anchor_lower[j + step]
                 for step in (-2, -1, 1, 2)
             )
-            if stem(word) == stem(other):
+            if claim_stems[i] == anchor_stems[j]:
                 own = max(own, agree)
             elif agree >= 3 and (other_slot is None or agree > other_slot[0]):
                 other_slot = (agree, anchor_words[j])

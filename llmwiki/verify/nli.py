@@ -119,6 +119,12 @@ class NLIVerifier:
 
         if len(premises) != len(hypotheses):
             raise VerifierError(f"{len(premises)} premises but {len(hypotheses)} hypotheses; give one premise per hypothesis.")
+        # A pair asked twice is scored once: chunks overlap, so a page's clauses often meet the same window twice.
+        unique = list(dict.fromkeys(zip(premises, hypotheses)))
+        if len(unique) < len(premises):
+            scores = self.score([premise for premise, _ in unique], [hypothesis for _, hypothesis in unique])
+            row_of = {pair: row for row, pair in enumerate(unique)}
+            return scores[[row_of[pair] for pair in zip(premises, hypotheses)]]
         # Batches of similar length pad less: on a CPU that is most of the cost.
         order = sorted(range(len(premises)), key=lambda index: len(premises[index]) + len(hypotheses[index]))
         rows = []

@@ -40,6 +40,7 @@ import numpy as np
 from llmwiki.chunking import sentence_spans
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import CITATION, read_page, source_paths
+from llmwiki.policy import VERIFY_POLICY
 from llmwiki.text import content_words
 from llmwiki.verify.calibrate import load_calibration, sentence_features
 from llmwiki.verify.facts import check_facts, name_words
@@ -266,7 +267,8 @@ FACT_WINDOWS = 12  # windows a clause's facts are checked against (no model call
 
 
 def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, split: bool, verbatim: bool, premises_per_sentence: int,
-                     calibration=None, titles: dict[str, str] | None = None, features_out: dict | None = None) -> tuple[list[SentenceScore], int]:
+                     calibration=None, titles: dict[str, str] | None = None, features_out: dict | None = None,
+                     settled_entailment: float | None = VERIFY_POLICY.settled_entailment) -> tuple[list[SentenceScore], int]:
     """(a score per sentence, model pairs scored).
 
     A sentence found word for word in a context chunk is entailed (1.0)
@@ -284,7 +286,6 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
     chunk_texts = {chunk_id: text for chunk_id, _, _, text in chunks}
     names = name_words(chunk_texts.values())
     scores: list[SentenceScore | None] = [None] * len(sentences)
-    pairs: list[tuple[int, int, str, tuple]] = []  # (sentence, clause, premise window, where)
     parts: dict[int, list[str]] = {}
     rows_features: dict[int, list[float]] = {}
     candidates: dict[tuple[int, int], list] = {}  # (sentence, clause) -> its premise windows, best first
@@ -300,8 +301,15 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
             # One ranking per clause: the model sees its first windows, the fact checks all FACT_WINDOWS
             # (premise_pairs would rank the same windows again).
             candidates[(index, part_index)] = prune_premises(part, chunks, top_windows=max(FACT_WINDOWS, per_part))
-            pairs += [(index, part_index, window, where) for window, where in candidates[(index, part_index)][:per_part]]
-    probabilities = verifier.score([window for _, _, window, _ in pairs], [parts[index][part] for index, part, _, _ in pairs]) if pairs else np.zeros((0, 3))
+    # Each clause's best-ranked window first; a clause it entails (P >= settled_entailment) is not scored against
+    # the rest, which for a supported page is most of the model's work.
+    pairs = [(index, part, *windows[0]) for (index, part), windows in candidates.items()]
+    probabilities = _score_pairs(verifier, pairs, parts)
+    unsettled = [pair[:2] for pair, row in zip(pairs, probabilities) if settled_entailment is None or row[0] < settled_entailment]
+    more = [(index, part, window, where) for index, part in unsettled
+            for window, where in candidates[(index, part)][1:windows_per_clause(premises_per_sentence, len(parts[index]))]]
+    pairs += more
+    probabilities = np.concatenate([probabilities, _score_pairs(verifier, more, parts)])
     rows_of: dict[tuple[int, int], list[int]] = {}
     for row, (index, part, _, _) in enumerate(pairs):
         rows_of.setdefault((index, part), []).append(row)
@@ -334,6 +342,13 @@ def _score_sentences(sentences: Sequence[PageSentence], chunks, verifier, *, spl
     if features_out is not None:
         features_out.update(rows_features)
     return scores, len(pairs)
+
+
+def _score_pairs(verifier, pairs: Sequence[tuple[int, int, str, tuple]], parts: dict[int, list[str]]) -> np.ndarray:
+    """The model's (n, 3) probabilities for (sentence, clause, premise window, where) pairs."""
+    if not pairs:
+        return np.zeros((0, 3))
+    return verifier.score([window for _, _, window, _ in pairs], [parts[index][part] for index, part, _, _ in pairs])
 
 
 def unknown_citations(workspace: Workspace, body: str) -> tuple[str, ...]:
@@ -391,12 +406,14 @@ def splits_clauses(workspace: Workspace, verifier) -> bool:
     return setting == "always" or (setting == "auto" and getattr(verifier, "prefers_clauses", False))
 
 
-def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool = False, premises_per_sentence: int = 8, verbatim: bool = True) -> PageVerification:
+def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool = False, premises_per_sentence: int = 8, verbatim: bool = True,
+                settled_entailment: float | None = VERIFY_POLICY.settled_entailment) -> PageVerification:
     """Score every sentence of a page against its sources and store the result.
 
     An unchanged page (same body, same source hashes, same model and method)
     is not scored again unless force is set. verbatim=False sends sentences
-    copied word for word from a source through the model too (benchmarks).
+    copied word for word from a source through the model too (benchmarks);
+    settled_entailment=None scores every clause against all its windows (benchmarks).
     """
     store = workspace.store
     try:
@@ -412,6 +429,7 @@ def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool =
         if not chunks:
             raise VerificationError(f"{page_path}: no source context could be resolved (its sources are missing or not ingested). Ingest its sources, then verify again.")
         stored = load_verification(workspace, page_path)
+        unknown = unknown_citations(workspace, page.body)
     split = splits_clauses(workspace, verifier)
     method = "clauses" if split else "sentence"
     if stored is not None and not force and stored.model == verifier.name and stored.method == method and not stored.outdated:
@@ -421,9 +439,9 @@ def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool =
         raise VerificationError(f"{page_path}: the page has no sentences to verify (only headings, lists, tables or code).")
     started = datetime.now()
     scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence, titles=titles,
-                                           calibration=workspace_calibration(workspace, verifier.name))
+                                           calibration=workspace_calibration(workspace, verifier.name), settled_entailment=settled_entailment)
     result = PageVerification(page=page_path, model=verifier.name, sentences=tuple(scores), body_hash=digest, source_hashes=hashes,
-                              finished_at=datetime.now(), pairs_scored=pairs_scored, method=method, unknown_citations=unknown_citations(workspace, page.body))
+                              finished_at=datetime.now(), pairs_scored=pairs_scored, method=method, unknown_citations=unknown)
     store.save_verification(document.id, body_hash=digest, source_hashes=json.dumps(hashes, sort_keys=True), model=verifier.name,
                             threshold=workspace.config.verification.threshold, started_at=started, scores=scores, method=method)
     return result
