@@ -212,6 +212,7 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=VerificationConfig().premises_per_sentence, help="premise windows per claim and per page sentence (default: the shipped setting)")
     parser.add_argument("--int8", action="store_true", help="quantize the NLI model's linear layers to int8 (CPU)")
     parser.add_argument("--max-length", type=int, default=256, help="NLI input length in tokens")
+    parser.add_argument("--runtime", default="auto", choices=("auto", "onnx", "torch"), help="llmwiki's own model: ONNX Runtime (auto: with --int8 on a CPU) or torch")
     parser.add_argument("--weights", type=Path, default=None, help="evaluate trained weights from this folder (as written by llmwiki.verify.train)")
     parser.add_argument("--cmu", type=Path, default=CMU, help="CMU QA S08 folder for the changed-fact set")
     parser.add_argument("--fit", action="store_true", help="fit the calibration on S08 sets 1-2 and write llmwiki/verify/calibration.json")
@@ -228,7 +229,10 @@ def main() -> None:
         model, tokenizer = load_shipped(args.weights)
         configured = NLIVerifier(model, tokenizer=tokenizer, name=f"trained ({args.weights})", int8=args.int8, max_length=args.max_length)
     else:
-        configured = load_verifier(args.model, int8=args.int8, max_length=args.max_length)
+        configured = load_verifier(args.model, int8=args.int8, max_length=args.max_length, runtime=args.runtime)
+    from llmwiki.verify.nli import describe
+
+    print(f"verifier: {describe(configured)}")
     if args.pages_only:
         page_rates(args, configured)
         return
@@ -287,6 +291,39 @@ def main() -> None:
             print(f"  {name:<42}{roc_auc(nli_labels, scores):>7.3f}")
 
     page_rates(args, configured)
+
+
+def reworded_page(workspace, *, sentences: int = 20, seed: int = 0) -> str:
+    """Write and ingest wiki/answers/reworded.md: ``sentences`` sentences of the sample sources, each reworded by rule
+    (``verify.changes.reword``: synonyms, a clause dropped, a pronoun named) so none is quoted and every one goes through
+    the model, each citing the chunk it came from, as a reviewer's page written by an LLM would. Returns its path."""
+    import random
+
+    from llmwiki.pages import render_page
+    from llmwiki.verify.changes import article_sentences, reword
+    from llmwiki.verify.lexicon import default_lexicon
+    from llmwiki.wiki import ingest_paths
+
+    rng, lexicon, lines, cited = random.Random(seed), default_lexicon(), [], []
+    store = workspace.store
+    documents = [document for document in store.documents(kind="source") if document.status == "ready"]
+    for document in documents:  # an equal share of each source, from all its chunks
+        made = []
+        for chunk in store.chunks(document.id):
+            for sentence in article_sentences(chunk.text):
+                changed = reword(sentence, title=document.title or "", lexicon=lexicon, rng=rng)
+                if changed != sentence:
+                    made.append(f"{changed} [c{chunk.id}]")
+        share = -(-sentences // len(documents))
+        picked = rng.sample(made, min(share, len(made), sentences - len(lines)))
+        lines += picked
+        cited += [document.path] * bool(picked)
+    page = "wiki/answers/reworded.md"
+    meta = {"title": "Reworded", "type": "answer", "sources": [{"path": path} for path in dict.fromkeys(cited)]}
+    (workspace.root / page).parent.mkdir(parents=True, exist_ok=True)
+    (workspace.root / page).write_text(render_page(meta, "# Reworded\n\n" + " ".join(lines) + "\n"), encoding="utf-8")
+    ingest_paths(workspace, [workspace.root / page])
+    return page
 
 
 def page_rates(args, configured) -> None:

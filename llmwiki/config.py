@@ -60,6 +60,7 @@ class VerificationConfig(_Section):
     model: str = "llmwiki-default"
     premises_per_sentence: int = Field(4, ge=1)  # 4: WiCE 66.9 (8: 67.5, about half the page rate)
     int8: bool = True  # NLI models on a CPU: int8 linear layers (about 3x faster, scores within a few hundredths)
+    runtime: Literal["auto", "onnx", "torch"] = "auto"  # llmwiki's own model: auto = int8 under ONNX Runtime on a CPU (start-up in a fraction of torch's)
     max_length: int = Field(256, ge=16, le=4096)  # NLI input tokens (premise + sentence); longer pairs are truncated
     split_claims: Literal["auto", "always", "never"] = "auto"  # score each clause of a sentence, the weakest counts; auto: NLI models only
     cache_scores: bool = True  # keep NLI scores per (premise, sentence) in .llmwiki/scores.sqlite: a re-verification scores only what changed
@@ -195,6 +196,7 @@ threshold = 0.5        # P(entailment) at or above which a sentence counts as su
 model = "llmwiki-default"  # or "llmwiki-nli" (llmwiki's own NLI model), "lexical-overlap", "minilm-cosine", a Hugging Face NLI model id or local path
 premises_per_sentence = 4  # premise windows per sentence, shared among its clauses
 int8 = true            # NLI models on a CPU: int8 linear layers, about 3x faster
+runtime = "auto"       # llmwiki's own model: "auto" (ONNX Runtime on a CPU, torch on a GPU), "onnx", "torch"
 max_length = 256       # NLI input tokens (premise window + sentence)
 split_claims = "auto"  # score each clause, the sentence counts as its weakest: "auto" (NLI models), "always", "never"
 cache_scores = true    # keep NLI scores in .llmwiki/scores.sqlite, so re-verifying an edited page scores only what changed

@@ -171,8 +171,8 @@ class Workspace:
         kept in .llmwiki/scores.sqlite unless [verification] cache_scores = false (``verify.cache``)."""
         settings = self.config.verification
         if not settings.cache_scores:
-            return _verifier(settings.model, settings.int8, settings.max_length)
-        return _cached_verifier(settings.model, settings.int8, settings.max_length, self.state_dir)
+            return _verifier(settings.model, settings.int8, settings.max_length, settings.runtime)
+        return _cached_verifier(settings.model, settings.int8, settings.max_length, settings.runtime, self.state_dir)
 
     def answer_ranker(self):
         """The answer ranker named in [chat] answer_ranker (loaded once per process), or None for the hand ranking."""
@@ -192,15 +192,15 @@ class Workspace:
 
 
 @functools.lru_cache(maxsize=4)
-def _verifier(model: str, int8: bool, max_length: int):
+def _verifier(model: str, int8: bool, max_length: int, runtime: str = "auto"):
     from llmwiki.verify.nli import load_verifier
 
-    return load_verifier(model, int8=int8, max_length=max_length)
+    return load_verifier(model, int8=int8, max_length=max_length, runtime=runtime)
 
 
 @functools.lru_cache(maxsize=16)
-def _cached_verifier(model: str, int8: bool, max_length: int, state_dir: Path):
+def _cached_verifier(model: str, int8: bool, max_length: int, runtime: str, state_dir: Path):
     """The loaded verifier with its scores kept in this workspace's state folder: one per workspace and setting."""
     from llmwiki.verify.cache import cached
 
-    return cached(_verifier(model, int8, max_length), state_dir)
+    return cached(_verifier(model, int8, max_length, runtime), state_dir)

@@ -1,13 +1,21 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# Files made from the shipped weights (the NLI model's ONNX file, llmwiki/verify/onnx_nli.py) go to a folder of this
+# test session's own, made once by the first test that needs one and read by the rest (and their subprocesses).
+_CACHE = tempfile.mkdtemp(prefix="llmwiki-test-cache-")
+os.environ["LLMWIKI_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent

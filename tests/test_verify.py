@@ -316,7 +316,7 @@ def test_the_shipped_model_is_the_default_and_reads_entailment_negation_and_conf
     verifier = load_verifier(int8=True)
     assert verifier.name == "llmwiki-nli" and verifier.contradictions
     digest = (shipped_weights() / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
-    assert describe(verifier) == f"llmwiki-nli (weights sha256 {digest[:12]}, int8)"  # what a reviewer is shown: which weights scored
+    assert describe(verifier) == f"llmwiki-nli (weights sha256 {digest[:12]}, int8, onnxruntime)"  # what a reviewer is shown: which weights scored, how
     assert describe(load_verifier("lexical-overlap")) == "lexical-overlap"  # control: no weights, nothing added
     premise = "Alessandro Volta invented the electric battery in 1800. He was born in Como."
     scores = verifier.score([premise] * 4, ["Volta invented the battery.", "Volta did not invent the battery.", "Volta was born in Paris.", "Volta was born in Como."])

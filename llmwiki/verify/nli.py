@@ -197,13 +197,18 @@ def shipped_weights() -> Path | None:
     return folder if (folder / "SHA256SUMS").is_file() else None
 
 
-def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length: int = 256) -> Verifier:
+def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length: int = 256, runtime: str = "auto") -> Verifier:
     """The configured verifier: "llmwiki-default" (llmwiki's NLI model, or word overlap in an
     install without its weights), "llmwiki-nli", "lexical-overlap", "minilm-cosine", or any
     NLI model id or path.
 
-    int8 and max_length apply to NLI models (see NLIVerifier).
+    int8 and max_length apply to NLI models (see NLIVerifier). runtime, for llmwiki's own model:
+    "auto" runs it int8 under ONNX Runtime on a CPU where that is installed (see onnx_nli: the
+    same weights, seconds less start-up), "onnx" always, "torch" never.
     """
+    from llmwiki.verify import onnx_nli
+
+    use_onnx = onnx_nli.wants_onnx(runtime, int8=int8)  # a runtime that is not one of the three is an error for every model
     if model == DEFAULT_MODEL:
         model = NLI_MODEL if shipped_weights() is not None else OVERLAP_MODEL
     if model == SIMILARITY_MODEL:
@@ -213,6 +218,8 @@ def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length:
     if model == NLI_MODEL:
         from llmwiki.verify.train import WEIGHTS_DIR
 
+        if use_onnx and (verifier := onnx_nli.load_onnx(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, max_length=max_length)) is not None:
+            return verifier
         return load_trained(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, int8=int8, max_length=max_length)
     return NLIVerifier(model, int8=int8, max_length=max_length)
 
@@ -228,8 +235,9 @@ def load_trained(folder: Path, *, name: str, int8: bool = False, max_length: int
 
 
 def describe(verifier) -> str:
-    """The verifier as a reviewer should see it: its name, which weights, and int8 where quantized."""
-    details = [detail for detail in (getattr(verifier, "version", None), "int8" if getattr(verifier, "int8", False) else None) if detail]
+    """The verifier as a reviewer should see it: its name, which weights, int8 where quantized, and onnxruntime where it runs there."""
+    details = [detail for detail in (getattr(verifier, "version", None), "int8" if getattr(verifier, "int8", False) else None,
+                                     getattr(verifier, "runtime", None)) if detail]
     return verifier.name + (f" ({', '.join(details)})" if details else "")
 
 

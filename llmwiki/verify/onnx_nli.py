@@ -1,0 +1,196 @@
+"""The shipped NLI model under ONNX Runtime: the same weights, without torch or transformers at run time.
+
+Importing torch and transformers costs seconds before the first pair is scored (on this project's
+2-core machine, about 5 s of the 13 s a `llmwiki verify PAGE` took), and most of a one-page check is
+start-up. ONNX Runtime and the ``tokenizers`` library load in a fraction of that and score int8 pairs
+as fast as torch does.
+
+The ONNX file is made from the shipped weights once per install, on first use (torch exports the
+model, ONNX Runtime quantizes its weights to int8), and kept in the user's cache folder
+(``LLMWIKI_CACHE_DIR``, else ``$XDG_CACHE_HOME/llmwiki``, else ``~/.cache/llmwiki``) under a name
+that holds the weights' sha256, so new weights get a new file. A file that cannot be read is made
+again; where none can be written, the torch path is used, as it is for any other model a user
+configures and wherever ``[verification] runtime = "torch"``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from llmwiki.errors import VerifierError
+
+OPSET = 17
+RUNTIMES = ("auto", "onnx", "torch")
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+log = logging.getLogger("llmwiki")
+
+
+def available() -> bool:
+    """Whether ONNX Runtime is installed (found without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def gpu_present() -> bool:
+    """Whether an NVIDIA driver is loaded: there torch runs the model on the GPU, which ONNX Runtime's CPU build cannot.
+    Read from the driver's files, as asking torch would import it."""
+    return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists()
+
+
+def wants_onnx(runtime: str, *, int8: bool) -> bool:
+    """Whether the shipped model should run under ONNX Runtime: "onnx" always (an error when it is not installed);
+    "auto" for int8 on a CPU when ONNX Runtime is installed; "torch" never."""
+    if runtime not in RUNTIMES:
+        raise VerifierError(f"[verification] runtime = {runtime!r} is not one of {', '.join(RUNTIMES)}. Set it in wiki_config.toml.")
+    if runtime == "onnx":
+        if not available():
+            raise VerifierError('[verification] runtime = "onnx" needs ONNX Runtime: `pip install onnxruntime onnx`, or set runtime = "auto".')
+        return True
+    return runtime == "auto" and int8 and available() and not gpu_present()
+
+
+def cache_dir() -> Path:
+    """Where files made from the shipped weights are kept (LLMWIKI_CACHE_DIR, XDG_CACHE_HOME/llmwiki, ~/.cache/llmwiki)."""
+    if os.environ.get("LLMWIKI_CACHE_DIR"):
+        return Path(os.environ["LLMWIKI_CACHE_DIR"])
+    base = Path(os.environ["XDG_CACHE_HOME"]) if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return base / "llmwiki"
+
+
+def onnx_path(digest: str) -> Path:
+    """The int8 ONNX file for the weights with this sha256."""
+    return cache_dir() / "onnx" / f"nli-{digest[:16]}-opset{OPSET}-int8.onnx"
+
+
+def export(weights: Path, target: Path) -> Path:
+    """Write the shipped model (weights in ``weights``) as an int8 ONNX file at ``target``, atomically: a reader
+    never sees half a file, and two processes exporting at once leave one whole file."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from llmwiki.verify.train import load_shipped
+
+    model, tokenizer = load_shipped(weights)
+
+    class Logits(torch.nn.Module):  # the exported graph takes the three inputs by position and returns the logits alone
+        def __init__(self, inner) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits
+
+    example = tokenizer(["A premise of a few words."], ["A hypothesis."], return_tensors="pt")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+        full, quantized = Path(scratch) / "fp32.onnx", Path(scratch) / "int8.onnx"
+        with warnings.catch_warnings(), torch.inference_mode():  # the TorchScript exporter announces its successor
+            warnings.simplefilter("ignore")
+            torch.onnx.export(Logits(model.eval()), tuple(example[name] for name in _INPUTS), str(full), input_names=list(_INPUTS), output_names=["logits"],
+                              dynamic_axes={**{name: {0: "batch", 1: "tokens"} for name in _INPUTS}, "logits": {0: "batch"}}, opset_version=OPSET, dynamo=False)
+        advice = logging.Filter("onnxruntime")  # quantize_dynamic's advice to pre-process, on the root logger, is for image models
+        logging.getLogger().addFilter(advice)
+        try:
+            quantize_dynamic(str(full), str(quantized), weight_type=QuantType.QInt8)
+        finally:
+            logging.getLogger().removeFilter(advice)
+        os.replace(quantized, target)
+    return target
+
+
+class OnnxNLIVerifier:
+    """The shipped NLI cross-encoder as an int8 ONNX model: the interface of ``NLIVerifier`` (name, version, score)."""
+
+    prefers_clauses = True
+    int8 = True
+    runtime = "onnxruntime"
+
+    def __init__(self, path: Path, tokenizer_file: Path, *, name: str, version: str, id2label: dict, max_length: int = 256, batch_size: int = 32) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        from llmwiki.verify.nli import label_columns
+
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3  # errors only: ONNX Runtime's warnings name graph nodes, not anything a reviewer can act on
+        self.model = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.name, self.version = name, version
+        self.max_length, self.batch_size = max_length, batch_size
+        self.tokenizer.enable_truncation(max_length, strategy="longest_first")  # as transformers truncates: the hypothesis is never dropped
+        self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0, pad_token="[PAD]")  # to the batch's longest, not the file's fixed 128
+        self.columns = label_columns(id2label)
+        self.contradictions = "contradiction" in self.columns
+
+    def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        if len(premises) != len(hypotheses):
+            raise VerifierError(f"{len(premises)} premises but {len(hypotheses)} hypotheses; give one premise per hypothesis.")
+        unique = list(dict.fromkeys(zip(premises, hypotheses)))  # as NLIVerifier: a pair asked twice is scored once
+        order = sorted(range(len(unique)), key=lambda index: len(unique[index][0]) + len(unique[index][1]))  # similar lengths pad less
+        probabilities = np.zeros((len(unique), len(self.columns)))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start:start + self.batch_size]
+            encodings = self.tokenizer.encode_batch([unique[index] for index in batch])
+            inputs = {
+                "input_ids": np.array([encoding.ids for encoding in encodings], dtype=np.int64),
+                "attention_mask": np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64),
+                "token_type_ids": np.array([encoding.type_ids for encoding in encodings], dtype=np.int64),
+            }
+            logits = self.model.run(["logits"], inputs)[0].astype(np.float64)
+            exponentials = np.exp(logits - logits.max(axis=1, keepdims=True))
+            probabilities[batch] = exponentials / exponentials.sum(axis=1, keepdims=True)
+        row_of = {pair: row for row, pair in enumerate(unique)}
+        rows = probabilities[[row_of[pair] for pair in zip(premises, hypotheses)]] if unique else probabilities
+        result = np.zeros((len(rows), 3), dtype=np.float64)
+        result[:, 0] = rows[:, self.columns["entailment"]]
+        result[:, 1] = rows[:, self.columns["neutral"]]
+        result[:, 2] = rows[:, self.columns["contradiction"]]
+        return result
+
+
+def load_onnx(weights: Path, *, name: str, max_length: int = 256) -> OnnxNLIVerifier | None:
+    """The shipped model (weights checked against their sha256) under ONNX Runtime, its ONNX file made on first use;
+    None where no file can be made or read (the caller falls back to torch)."""
+    import hashlib
+
+    from llmwiki.models import minilm_path
+    from llmwiki.verify.train import LABELS, SHIPPED_FILE
+
+    sums_file = weights / "SHA256SUMS"
+    if not sums_file.is_file() or not (weights / SHIPPED_FILE).is_file():
+        return None  # the torch path says what is missing and how to get it
+    digest = sums_file.read_text(encoding="utf-8").split()[0]
+    if hashlib.sha256((weights / SHIPPED_FILE).read_bytes()).hexdigest() != digest:
+        raise VerifierError(f"{weights / SHIPPED_FILE}: checksum mismatch, the weights are damaged. Reinstall llmwiki or train them again.")
+    base = minilm_path()
+    model_max = json.loads((base / "tokenizer_config.json").read_text(encoding="utf-8")).get("model_max_length", max_length)
+    path = onnx_path(digest)
+    for attempt in range(2):  # a damaged file (a disk that filled up) is made again once
+        if not path.is_file() or attempt:
+            try:
+                started = time.perf_counter()
+                export(weights, path)
+                log.info("made %s from the shipped NLI weights in %.1f s (once per install)", path, time.perf_counter() - started)
+            except (OSError, RuntimeError, ImportError) as err:
+                log.warning("cannot make the ONNX file of the NLI model in %s (%s); it runs under torch. Set LLMWIKI_CACHE_DIR to a writable folder.", path.parent, err)
+                return None
+        try:
+            return OnnxNLIVerifier(path, base / "tokenizer.json", name=name, version=f"weights sha256 {digest[:12]}", id2label=LABELS,
+                                   max_length=min(max_length, int(model_max or max_length)))
+        except Exception as err:  # onnxruntime raises its own exception types for an unreadable model file
+            if attempt:
+                log.warning("cannot load %s (%s); the NLI model runs under torch", path, err)
+                return None
+            log.warning("%s cannot be read (%s); making it again", path, err)
+    return None
