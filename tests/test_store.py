@@ -129,3 +129,34 @@ def test_replace_content_is_all_or_nothing(tmp_path):
                           pages=[PageText(1, "new text")], chunks=[_chunk("new text")])
     assert [chunk.text for chunk in store.chunks(document.id)] == ["new text"]
     assert store.document_by_path("sources/a.md").version == 2
+
+
+def test_parameterised_reads_do_not_search_for_a_pandas_that_is_not_installed(tmp_path, monkeypatch):
+    """DuckDB's client looks for pandas on every bound parameter; where it is absent the store says so for the
+    statement's length, so the import system is not searched hundreds of times a page, and leaves no trace."""
+    import importlib.util
+
+    from llmwiki.store import duckdb_store
+
+    if importlib.util.find_spec("pandas") is not None:
+        pytest.skip("pandas is installed here: DuckDB finds it and nothing is searched for")
+    store = Store(tmp_path / "store.duckdb")
+    store.begin_document(path="sources/a.md", kind="source", size_bytes=3, mtime=1.0)
+    probes = []
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name == "pandas":
+                probes.append(name)
+            return None
+
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+    assert store.document_by_path("sources/a.md") is not None  # a statement with a parameter
+    assert probes == [] and "pandas" not in sys.modules  # nothing searched, and no entry left behind
+    with store.connect() as conn:  # control: the same statement straight through DuckDB searches for pandas
+        conn.execute("SELECT id FROM documents WHERE path = ?", ["sources/a.md"]).fetchone()
+    assert probes
+    monkeypatch.setattr(duckdb_store, "_PANDAS_INSTALLED", True)  # where pandas is installed, the guard steps aside
+    probes.clear()
+    store.document_by_path("sources/a.md")
+    assert probes

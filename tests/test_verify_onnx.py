@@ -56,13 +56,26 @@ def test_onnx_inputs_are_the_transformers_tokenizers_truncating_the_premise_firs
     long_premise = " ".join(["Volta studied the chemistry of gases and discovered methane."] * 60)  # far past 256 tokens
     pairs = [*PAIRS, (long_premise, "Volta discovered methane.")]
     ours = onnx_verifier.tokenizer.encode_batch(pairs)
-    theirs = reference([p for p, _ in pairs], [h for _, h in pairs], truncation="longest_first", max_length=onnx_verifier.max_length, padding=True)
+    theirs = reference([p for p, _ in pairs], [h for _, h in pairs], truncation="longest_first", max_length=onnx_verifier.max_length)
     assert [encoding.ids for encoding in ours] == theirs["input_ids"]
     assert [encoding.type_ids for encoding in ours] == theirs["token_type_ids"]
-    assert [encoding.attention_mask for encoding in ours] == theirs["attention_mask"]
-    assert len(ours[-1].ids) == onnx_verifier.max_length == 256  # the batch pads to its longest, not the file's fixed 128
+    assert len(ours[-1].ids) == onnx_verifier.max_length == 256  # cut at the configured length, not the file's fixed 128
     hypothesis = reference("Volta discovered methane.", add_special_tokens=False)["input_ids"]
     assert ours[-1].ids[-len(hypothesis) - 1:-1] == hypothesis  # the sentence survives whole; the premise was cut
+
+
+def test_batches_by_token_count_and_padding_leave_a_pairs_score_as_it_is_alone(onnx_verifier):
+    from llmwiki.verify.onnx_nli import token_batches
+
+    assert token_batches([10, 300, 50, 20, 60], 128, 32) == [[0, 3], [2, 4], [1]]  # sorted by length; 3 x 50 would pass 128, 2 x 60 does not
+    assert token_batches([10] * 5, 512, 2) == [[0, 1], [2, 3], [4]]  # at most `most` pairs
+    assert token_batches([], 512, 32) == []
+    long_premise = " ".join(["Volta studied the chemistry of gases and discovered methane."] * 8)
+    pairs = [(long_premise, "Volta discovered methane."), *PAIRS]
+    together = onnx_verifier.score(*zip(*pairs))
+    alone = np.concatenate([onnx_verifier.score([premise], [hypothesis]) for premise, hypothesis in pairs])
+    assert (together.argmax(axis=1) == alone.argmax(axis=1)).all()
+    assert np.abs(together - alone).max() < 0.1  # padding is masked out (int8 activations are scaled per batch: not bit for bit)
 
 
 def test_a_pair_asked_twice_is_scored_once_and_rows_follow_the_input(onnx_verifier, monkeypatch):
