@@ -216,9 +216,10 @@ def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length:
     if model == OVERLAP_MODEL:
         return OverlapVerifier()
     if model == NLI_MODEL:
-        from llmwiki.verify.train import WEIGHTS_DIR
+        from llmwiki.verify.train import LABELS, WEIGHTS_DIR
 
-        if use_onnx and (verifier := onnx_nli.load_onnx(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, max_length=max_length)) is not None:
+        if use_onnx and (verifier := onnx_nli.load_onnx(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, columns=label_columns(LABELS),
+                                                         max_length=max_length)) is not None:
             return verifier
         return load_trained(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, int8=int8, max_length=max_length)
     return NLIVerifier(model, int8=int8, max_length=max_length)

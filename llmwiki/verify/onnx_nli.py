@@ -120,11 +120,10 @@ class OnnxNLIVerifier:
     int8 = True
     runtime = "onnxruntime"
 
-    def __init__(self, path: Path, tokenizer_file: Path, *, name: str, version: str, id2label: dict, max_length: int = 256, batch_size: int = 32) -> None:
+    def __init__(self, path: Path, tokenizer_file: Path, *, name: str, version: str, columns: dict[str, int], max_length: int = 256, batch_size: int = 32) -> None:
+        """columns: the model's output column of each label, {entailment, neutral, contradiction: index} (``nli.label_columns``)."""
         import onnxruntime
         from tokenizers import Tokenizer
-
-        from llmwiki.verify.nli import label_columns
 
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # errors only: ONNX Runtime's warnings name graph nodes, not anything a reviewer can act on
@@ -134,7 +133,7 @@ class OnnxNLIVerifier:
         self.max_length, self.batch_size = max_length, batch_size
         self.tokenizer.enable_truncation(max_length, strategy="longest_first")  # as transformers truncates: the hypothesis is never dropped
         self.tokenizer.no_padding()  # score() pads each batch to its longest pair (the file pads to a fixed 128)
-        self.columns = label_columns(id2label)
+        self.columns = columns
         self.contradictions = "contradiction" in self.columns
 
     def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
@@ -175,13 +174,13 @@ def token_batches(lengths: Sequence[int], tokens: int, most: int) -> list[list[i
     return batches
 
 
-def load_onnx(weights: Path, *, name: str, max_length: int = 256) -> OnnxNLIVerifier | None:
+def load_onnx(weights: Path, *, name: str, columns: dict[str, int], max_length: int = 256) -> OnnxNLIVerifier | None:
     """The shipped model (weights checked against their sha256) under ONNX Runtime, its ONNX file made on first use;
     None where no file can be made or read (the caller falls back to torch)."""
     import hashlib
 
     from llmwiki.models import minilm_path
-    from llmwiki.verify.train import LABELS, SHIPPED_FILE
+    from llmwiki.verify.train import SHIPPED_FILE
 
     sums_file = weights / "SHA256SUMS"
     if not sums_file.is_file() or not (weights / SHIPPED_FILE).is_file():
@@ -202,7 +201,7 @@ def load_onnx(weights: Path, *, name: str, max_length: int = 256) -> OnnxNLIVeri
                 log.warning("cannot make the ONNX file of the NLI model in %s (%s); it runs under torch. Set LLMWIKI_CACHE_DIR to a writable folder.", path.parent, err)
                 return None
         try:
-            return OnnxNLIVerifier(path, base / "tokenizer.json", name=name, version=f"weights sha256 {digest[:12]}", id2label=LABELS,
+            return OnnxNLIVerifier(path, base / "tokenizer.json", name=name, version=f"weights sha256 {digest[:12]}", columns=columns,
                                    max_length=min(max_length, int(model_max or max_length)))
         except Exception as err:  # onnxruntime raises its own exception types for an unreadable model file
             if attempt:
