@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -218,8 +219,12 @@ def main() -> None:
     parser.add_argument("--fit", action="store_true", help="fit the calibration on S08 sets 1-2 and write llmwiki/verify/calibration.json")
     parser.add_argument("--facts-only", action="store_true", help="only the changed-fact set")
     parser.add_argument("--per-article", type=int, default=12, help="true and false claims made per article")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per page row, the best counts")
+    parser.add_argument("--quick", action="store_true", help="page rates as a smoke test (the tests): one timed run a row, --jobs 1 only, no torch reference for the CLI")
     parser.add_argument("--pages-only", action="store_true", help="only the page rates (a page, the page again with the score cache, the sample wiki with --jobs 1 and 2)")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
     if not args.data.is_file():
         sys.exit(f"{args.data}: WiCE dev is absent (it lives in ../shared/data, see its README)")
     if args.weights is not None:
@@ -345,12 +350,12 @@ def page_rates(args, configured) -> None:
                 (False, None, "every sentence, each clause against all its windows (the reference: no clause settled by its best window)"))
         for verbatim, settled, how in runs:
             times = []
-            for _ in range(3):  # the best of three: this machine is shared
+            for _ in range(args.repeat):  # the best of three: this machine is shared
                 started = time.perf_counter()
                 result = verify_page(workspace, page, configured, force=True, premises_per_sentence=args.windows, verbatim=verbatim, settled_entailment=settled)
                 times.append(time.perf_counter() - started)
             seconds = min(times)
-            print(f"page {page}, {how}, {configured.name}: {len(result.sentences)} sentences, {result.pairs_scored} pairs in {seconds:.2f} s (best of 3) "
+            print(f"page {page}, {how}, {configured.name}: {len(result.sentences)} sentences, {result.pairs_scored} pairs in {seconds:.2f} s (best of {args.repeat}) "
                   f"= {len(result.sentences) / seconds:.1f} sentences/s, {result.pairs_scored / seconds:.0f} pairs/s (target >= 20 sentences/s for a reworded page)")
         from llmwiki.verify.cache import cached
 
@@ -368,7 +373,7 @@ def page_rates(args, configured) -> None:
         config = root / "wiki_config.toml"  # every run below scores every pair
         config.write_text(config.read_text(encoding="utf-8").replace("[verification]\n", "[verification]\ncache_scores = false\n", 1), encoding="utf-8")
         rates = {}
-        for jobs in (1, 2):
+        for jobs in (1,) if args.quick else (1, 2):
             started = time.perf_counter()
             run = subprocess.run([sys.executable, "-m", "llmwiki", "verify", "--all", "--force", "--jobs", str(jobs), "-w", str(root)], capture_output=True, text=True, timeout=3600)
             seconds = time.perf_counter() - started
@@ -376,8 +381,9 @@ def page_rates(args, configured) -> None:
             rates[jobs] = pages / seconds
             print(f"the sample wiki's pages, llmwiki verify --all --force --jobs {jobs} (start-up included): {pages} pages in {seconds:.1f} s = {rates[jobs]:.2f} pages/s"
                   + ("" if run.returncode in (0, 2) else f" (exit {run.returncode}: {run.stderr[-300:]})"))
-        print(f"  --jobs 2 / --jobs 1: {rates[2] / rates[1]:.2f}x on {os.cpu_count()} cores")
-        cli_wall(root, reworded_page(workspace))
+        if 2 in rates:
+            print(f"  --jobs 2 / --jobs 1: {rates[2] / rates[1]:.2f}x on {os.cpu_count()} cores")
+        cli_wall(root, reworded_page(workspace), repeat=args.repeat, runtimes=("onnx",) if args.quick else ("onnx", "torch"))
 
 
 STARTUP = """
@@ -393,7 +399,7 @@ print(f"{imported - started:.2f} {loaded - imported:.2f} {time.perf_counter() - 
 """
 
 
-def cli_wall(root: Path, page: str) -> None:
+def cli_wall(root: Path, page: str, *, repeat: int = 3, runtimes: Sequence[str] = ("onnx", "torch")) -> None:
     """Wall seconds of `llmwiki verify PAGE --force` for a reworded page (every sentence through the model, no score
     cache), start-up included, under each runtime, and start-up alone in its three parts."""
     import subprocess
@@ -401,12 +407,12 @@ def cli_wall(root: Path, page: str) -> None:
     config = root / "wiki_config.toml"
     original = config.read_text(encoding="utf-8")
     sentences = 0
-    for runtime in ("onnx", "torch"):
+    for runtime in runtimes:
         config.write_text(original.replace("[verification]\n", f'[verification]\nruntime = "{runtime}"\n', 1), encoding="utf-8")
         for _ in range(2):  # the first may make the ONNX file (once per install) and reads the files from disk
             parts = subprocess.run([sys.executable, "-c", STARTUP, str(root)], capture_output=True, text=True, timeout=600).stdout.split()
         times = []
-        for _ in range(3):
+        for _ in range(repeat):
             started = time.perf_counter()
             run = subprocess.run([sys.executable, "-m", "llmwiki", "verify", page, "--force", "--json", "-w", str(root)], capture_output=True, text=True, timeout=600)
             times.append(time.perf_counter() - started)
@@ -415,7 +421,7 @@ def cli_wall(root: Path, page: str) -> None:
                 return
             sentences = len(json.loads(run.stdout.splitlines()[0])["sentences"])
         print(f"llmwiki verify {page} (a reworded page, {sentences} sentences, every one through the model, no score cache), runtime {runtime}: "
-              f"{min(times):.2f} s wall (best of 3, start-up included; target < 3 s); start-up alone: import {parts[0]} s, "
+              f"{min(times):.2f} s wall (best of {repeat}, start-up included; target < 3 s); start-up alone: import {parts[0]} s, "
               f"weights {parts[1]} s, first batch {parts[2]} s, torch imported: {parts[3]}")
     config.write_text(original, encoding="utf-8")
 

@@ -129,9 +129,12 @@ def test_bench_sentences_runs_on_tiny_evidence(tmp_path):
 
 
 def test_bench_verify_page_rates_run_on_the_sample_wiki(tmp_path):
-    result = _run("verify.py", "--pages-only", "--data", _wice(tmp_path / "dev.jsonl"), "--int8")
+    result = _run("verify.py", "--pages-only", "--data", _wice(tmp_path / "dev.jsonl"), "--int8", "--quick")
     assert "again with the score cache" in result.stdout and "0 scored" in result.stdout  # every pair read back
-    assert "--jobs 1" in result.stdout and "--jobs 2 / --jobs 1" in result.stdout
+    assert "--jobs 1" in result.stdout and "--jobs 2" not in result.stdout  # --quick: one worker only
+    wall = [line for line in result.stdout.splitlines() if line.startswith("llmwiki verify wiki/answers/reworded.md")]
+    assert len(wall) == 1 and "runtime onnx:" in wall[0], result.stdout[-2000:]  # the CLI row, the page verified (no failure line)
+    assert wall[0].endswith("torch imported: False")  # a torch import would be the start-up this row measures (its control: test_verify_onnx)
 
 
 def test_bench_verify_runs_on_tiny_data(tmp_path):
