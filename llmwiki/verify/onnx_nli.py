@@ -195,8 +195,10 @@ def load_onnx(weights: Path, *, name: str, columns: dict[str, int], max_length: 
         if not path.is_file() or attempt:
             try:
                 started = time.perf_counter()
+                # a warning, so that the CLI (which configures no logging) shows why this first run waits
+                log.warning("llmwiki: preparing the NLI model for ONNX Runtime, once per install (about 15 s); it is kept in %s", path.parent)
                 export(weights, path)
-                log.info("made %s from the shipped NLI weights in %.1f s (once per install)", path, time.perf_counter() - started)
+                log.info("made %s from the shipped NLI weights in %.1f s", path, time.perf_counter() - started)
             except Exception as err:  # noqa: BLE001 - whatever the exporter or quantizer raises, torch still runs the model
                 log.warning("cannot make the ONNX file of the NLI model in %s (%s); it runs under torch. Set LLMWIKI_CACHE_DIR to a writable folder.", path.parent, err)
                 return None
