@@ -350,7 +350,7 @@ def page_rates(args, configured) -> None:
                 (False, None, "every sentence, each clause against all its windows (the reference: no clause settled by its best window)"))
         for verbatim, settled, how in runs:
             times = []
-            for _ in range(args.repeat):  # the best of three: this machine is shared
+            for _ in range(args.repeat):  # the best of --repeat: this machine is shared
                 started = time.perf_counter()
                 result = verify_page(workspace, page, configured, force=True, premises_per_sentence=args.windows, verbatim=verbatim, settled_entailment=settled)
                 times.append(time.perf_counter() - started)
@@ -407,23 +407,25 @@ def cli_wall(root: Path, page: str, *, repeat: int = 3, runtimes: Sequence[str] 
     config = root / "wiki_config.toml"
     original = config.read_text(encoding="utf-8")
     sentences = 0
-    for runtime in runtimes:
-        config.write_text(original.replace("[verification]\n", f'[verification]\nruntime = "{runtime}"\n', 1), encoding="utf-8")
-        for _ in range(2):  # the first may make the ONNX file (once per install) and reads the files from disk
-            parts = subprocess.run([sys.executable, "-c", STARTUP, str(root)], capture_output=True, text=True, timeout=600).stdout.split()
-        times = []
-        for _ in range(repeat):
-            started = time.perf_counter()
-            run = subprocess.run([sys.executable, "-m", "llmwiki", "verify", page, "--force", "--json", "-w", str(root)], capture_output=True, text=True, timeout=600)
-            times.append(time.perf_counter() - started)
-            if run.returncode not in (0, 2):
-                print(f"llmwiki verify {page} failed under {runtime} (exit {run.returncode}): {run.stderr[-300:]}")
-                return
-            sentences = len(json.loads(run.stdout.splitlines()[0])["sentences"])
-        print(f"llmwiki verify {page} (a reworded page, {sentences} sentences, every one through the model, no score cache), runtime {runtime}: "
-              f"{min(times):.2f} s wall (best of {repeat}, start-up included; target < 3 s); start-up alone: import {parts[0]} s, "
-              f"weights {parts[1]} s, first batch {parts[2]} s, torch imported: {parts[3]}")
-    config.write_text(original, encoding="utf-8")
+    try:
+        for runtime in runtimes:
+            config.write_text(original.replace("[verification]\n", f'[verification]\nruntime = "{runtime}"\n', 1), encoding="utf-8")
+            for _ in range(2):  # the first may make the ONNX file (once per install) and reads the files from disk
+                parts = subprocess.run([sys.executable, "-c", STARTUP, str(root)], capture_output=True, text=True, timeout=600).stdout.split()
+            times = []
+            for _ in range(repeat):
+                started = time.perf_counter()
+                run = subprocess.run([sys.executable, "-m", "llmwiki", "verify", page, "--force", "--json", "-w", str(root)], capture_output=True, text=True, timeout=600)
+                times.append(time.perf_counter() - started)
+                if run.returncode not in (0, 2):
+                    print(f"llmwiki verify {page} failed under {runtime} (exit {run.returncode}): {run.stderr[-300:]}")
+                    return
+                sentences = len(json.loads(run.stdout.splitlines()[0])["sentences"])
+            print(f"llmwiki verify {page} (a reworded page, {sentences} sentences, every one through the model, no score cache), runtime {runtime}: "
+                  f"{min(times):.2f} s wall (best of {repeat}, start-up included; target < 3 s); start-up alone: import {parts[0]} s, "
+                  f"weights {parts[1]} s, first batch {parts[2]} s, torch imported: {parts[3]}")
+    finally:
+        config.write_text(original, encoding="utf-8")
 
 
 def changed_facts(args, configured) -> None:

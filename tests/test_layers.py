@@ -12,7 +12,7 @@ PACKAGE = REPO / "llmwiki"
 LAYERS = (
     {"errors", "records", "text", "policy", "tools", "tracing", "prompts", "failpoints", "config", "models", "history", "pages", "chunking", "parsing", "extract",
      "backends", "datasets", "embeddings", "questions", "verify.lexicon", "verify.facts", "verify.calibrate",
-     "verify.changes", "verify.train", "verify.onnx_nli", "verify.nli", "ranker", "ranker.cmuqa", "pgserver"},
+     "verify.changes", "verify.train", "verify.pairs", "verify.onnx_nli", "verify.nli", "ranker", "ranker.cmuqa", "pgserver"},
     {"store.dialect"},
     {"store.schema"},
     {"store.contract"},

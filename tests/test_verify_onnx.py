@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from llmwiki.errors import VerifierError
+from llmwiki.errors import ConfigError, VerifierError
 
 REPO = Path(__file__).resolve().parent.parent
 PAIRS = [
@@ -137,7 +137,7 @@ def test_the_runtime_setting_chooses_and_a_bad_one_is_refused(onnx_verifier, mon
         load_verifier("llmwiki-nli", int8=True, runtime="onnx")
     config = tmp_path / "wiki_config.toml"
     config.write_text('[verification]\nruntime = "tensorflow"\n', encoding="utf-8")
-    with pytest.raises(Exception, match="runtime"):
+    with pytest.raises(ConfigError, match="runtime"):
         load_config(config)
 
 
@@ -152,11 +152,11 @@ def test_verifying_a_page_from_the_cli_imports_neither_torch_nor_transformers(on
         "print(json.dumps({'torch': 'torch' in sys.modules, 'transformers': 'transformers' in sys.modules}))\n"
     )
     results = {}
+    config = root / "wiki_config.toml"
+    written = config.read_text(encoding="utf-8")
+    assert '\nruntime = "auto"' in written  # the setting as `llmwiki init` writes it
     for runtime in ("auto", "torch"):
-        config = root / "wiki_config.toml"
-        text = config.read_text(encoding="utf-8")
-        config.write_text(text.replace("[verification]\n", f'[verification]\nruntime = "{runtime}"\n', 1) if "runtime =" not in text
-                          else "\n".join(f'runtime = "{runtime}"' if line.startswith("runtime =") else line for line in text.splitlines()) + "\n", encoding="utf-8")
+        config.write_text(written.replace('\nruntime = "auto"', f'\nruntime = "{runtime}"', 1), encoding="utf-8")
         run = subprocess.run([sys.executable, "-c", "import json\n" + probe % (page, str(root))], capture_output=True, text=True, timeout=300)
         lines = run.stdout.strip().splitlines()
         assert json.loads(lines[0])["sentences"], run.stderr[-2000:]  # the page was verified

@@ -239,12 +239,6 @@ class DuckDBStore(Store):
 
     dialect = DUCKDB
     supports_snapshots = True
-
-    def _execute(self, conn, sql: str, parameters: Sequence | dict = ()):
-        if not parameters:
-            return super()._execute(conn, sql, parameters)
-        with _pandas_known_absent():
-            return super()._execute(conn, sql, parameters)
     rebuilds_from_files = True
     searches_in_server = False
     _database_errors = (duckdb.Error,)
@@ -307,6 +301,12 @@ class DuckDBStore(Store):
         except OSError:
             pass
         return None
+
+    def _execute(self, conn, sql: str, parameters: Sequence | dict = ()):
+        if not parameters:
+            return super()._execute(conn, sql, parameters)
+        with _pandas_known_absent():  # the one place the shared SQL is bound: every store method's statements
+            return super()._execute(conn, sql, parameters)
 
     # -- connections ---------------------------------------------------------
 

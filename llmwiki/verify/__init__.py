@@ -1,6 +1,7 @@
 """Verification of wiki pages against their sources with a local NLI model."""
 
-from llmwiki.verify.nli import DEFAULT_MODEL, NLIVerifier, SimilarityVerifier, VerifierError, label_columns, load_verifier
+from llmwiki.verify.nli import DEFAULT_MODEL, NLIVerifier, SimilarityVerifier, VerifierError, load_verifier
+from llmwiki.verify.pairs import label_columns
 from llmwiki.verify.page import (
     PageVerification,
     SentenceScore,

@@ -18,7 +18,6 @@ it used.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -27,6 +26,7 @@ import numpy as np
 
 from llmwiki.errors import VerifierError
 from llmwiki.text import content_words
+from llmwiki.verify.pairs import each_pair_once, label_columns, three_columns
 
 DEFAULT_MODEL = "llmwiki-default"
 NLI_MODEL = "llmwiki-nli"  # llmwiki's own trained NLI model (weights in llmwiki/verify/weights, see MODEL.md)
@@ -41,32 +41,6 @@ class Verifier(Protocol):
     def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         """(n, 3) probabilities: entailment, neutral, contradiction, one row per pair."""
         ...
-
-
-_ALIASES = {
-    "entailment": "entailment", "entail": "entailment", "entails": "entailment", "entailed": "entailment", "supports": "entailment", "supported": "entailment",
-    "neutral": "neutral", "not_enough_info": "neutral", "nei": "neutral",
-    "contradiction": "contradiction", "contradict": "contradiction", "contradicts": "contradiction", "refutes": "contradiction", "refuted": "contradiction",
-    "not_entailment": "not_entailment", "non_entailment": "not_entailment", "not_entailed": "not_entailment", "notentailment": "not_entailment",
-}
-
-
-def label_columns(id2label: dict) -> dict[str, int]:
-    """Map a model's id2label to {entailment, neutral, contradiction | not_entailment: index}."""
-    mapping: dict[str, int] = {}
-    for index, name in id2label.items():
-        key = re.sub(r"[\s\-]+", "_", str(name).strip().lower())
-        canonical = _ALIASES.get(key)
-        if canonical is None:
-            msg = (
-                f"label {name!r} (id {index}) is not an NLI label. The model's config.json must name its labels "
-                "entailment / neutral / contradiction (or entailment / not_entailment) in id2label."
-            )
-            raise VerifierError(msg)
-        mapping[canonical] = int(index)
-    if "entailment" not in mapping or not ({"neutral", "contradiction"} <= set(mapping) or "not_entailment" in mapping):
-        raise VerifierError(f"labels {sorted(mapping)} lack entailment plus neutral/contradiction or not_entailment. Use a 2- or 3-way NLI model.")
-    return mapping
 
 
 class NLIVerifier:
@@ -115,16 +89,11 @@ class NLIVerifier:
         self.batch_size = batch_size
 
     def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        return each_pair_once(premises, hypotheses, self._score_unique)
+
+    def _score_unique(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         import torch
 
-        if len(premises) != len(hypotheses):
-            raise VerifierError(f"{len(premises)} premises but {len(hypotheses)} hypotheses; give one premise per hypothesis.")
-        # A pair asked twice is scored once: chunks overlap, so a page's clauses often meet the same window twice.
-        unique = list(dict.fromkeys(zip(premises, hypotheses)))
-        if len(unique) < len(premises):
-            scores = self.score([premise for premise, _ in unique], [hypothesis for _, hypothesis in unique])
-            row_of = {pair: row for row, pair in enumerate(unique)}
-            return scores[[row_of[pair] for pair in zip(premises, hypotheses)]]
         # Batches of similar length pad less: on a CPU that is most of the cost.
         order = sorted(range(len(premises)), key=lambda index: len(premises[index]) + len(hypotheses[index]))
         rows = []
@@ -139,14 +108,7 @@ class NLIVerifier:
         probabilities = np.zeros((len(premises), len(self.columns)))
         if rows:
             probabilities[order] = np.concatenate(rows)
-        result = np.zeros((len(probabilities), 3), dtype=np.float64)
-        result[:, 0] = probabilities[:, self.columns["entailment"]]
-        if "not_entailment" in self.columns:
-            result[:, 1] = probabilities[:, self.columns["not_entailment"]]
-        else:
-            result[:, 1] = probabilities[:, self.columns["neutral"]]
-            result[:, 2] = probabilities[:, self.columns["contradiction"]]
-        return result
+        return three_columns(probabilities, self.columns)
 
 
 class SimilarityVerifier:
@@ -216,10 +178,9 @@ def load_verifier(model: str = DEFAULT_MODEL, *, int8: bool = False, max_length:
     if model == OVERLAP_MODEL:
         return OverlapVerifier()
     if model == NLI_MODEL:
-        from llmwiki.verify.train import LABELS, WEIGHTS_DIR
+        from llmwiki.verify.train import WEIGHTS_DIR
 
-        if use_onnx and (verifier := onnx_nli.load_onnx(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, columns=label_columns(LABELS),
-                                                         max_length=max_length)) is not None:
+        if use_onnx and (verifier := onnx_nli.load_onnx(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, max_length=max_length)) is not None:
             return verifier
         return load_trained(shipped_weights() or WEIGHTS_DIR, name=NLI_MODEL, int8=int8, max_length=max_length)
     return NLIVerifier(model, int8=int8, max_length=max_length)

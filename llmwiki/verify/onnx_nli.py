@@ -27,11 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from llmwiki.errors import VerifierError
+from llmwiki.verify.pairs import each_pair_once, label_columns, three_columns
 
 OPSET = 17
 # Padded tokens per batch (pairs x the longest): 512 scored the Volta summary's and a reworded page's pairs 1.9x as fast as
-# one batch of up to 32 pairs, and held-out NLI pairs 1.5x (128: 1.0x / 1.3x, 1024: 1.7x / 1.6x, 4096: no gain), on the
-# project's 2-core CPU, where a small batch's activations stay in cache (measured 2026-12-03).
+# all of a call's pairs in one batch (at most 64), and 400 held-out NLI pairs 1.6x (128: 1.8x / 1.3x, 1024: 1.7x / 1.6x,
+# 4096: 1.0x / 1.0x), on the project's 2-core CPU, where a small batch's activations stay in cache (two runs of 2026-12-03,
+# the mean of their ratios). A speed setting for this kind of CPU, not a judgement: scores move only by int8 rounding.
 TOKENS_PER_BATCH = 512
 RUNTIMES = ("auto", "onnx", "torch")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -120,8 +122,7 @@ class OnnxNLIVerifier:
     int8 = True
     runtime = "onnxruntime"
 
-    def __init__(self, path: Path, tokenizer_file: Path, *, name: str, version: str, columns: dict[str, int], max_length: int = 256, batch_size: int = 32) -> None:
-        """columns: the model's output column of each label, {entailment, neutral, contradiction: index} (``nli.label_columns``)."""
+    def __init__(self, path: Path, tokenizer_file: Path, *, name: str, version: str, id2label: dict, max_length: int = 256, batch_size: int = 32) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -133,15 +134,15 @@ class OnnxNLIVerifier:
         self.max_length, self.batch_size = max_length, batch_size
         self.tokenizer.enable_truncation(max_length, strategy="longest_first")  # as transformers truncates: the hypothesis is never dropped
         self.tokenizer.no_padding()  # score() pads each batch to its longest pair (the file pads to a fixed 128)
-        self.columns = columns
+        self.columns = label_columns(id2label)
         self.contradictions = "contradiction" in self.columns
 
     def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
-        if len(premises) != len(hypotheses):
-            raise VerifierError(f"{len(premises)} premises but {len(hypotheses)} hypotheses; give one premise per hypothesis.")
-        unique = list(dict.fromkeys(zip(premises, hypotheses)))  # as NLIVerifier: a pair asked twice is scored once
-        encodings = self.tokenizer.encode_batch(unique)
-        probabilities = np.zeros((len(unique), len(self.columns)))
+        return each_pair_once(premises, hypotheses, self._score_unique)
+
+    def _score_unique(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(list(zip(premises, hypotheses)))
+        probabilities = np.zeros((len(encodings), len(self.columns)))
         for batch in token_batches([len(encoding.ids) for encoding in encodings], TOKENS_PER_BATCH, self.batch_size):
             width = len(encodings[batch[-1]].ids)  # the longest: batches hold pairs sorted by length
             inputs = {name: np.zeros((len(batch), width), dtype=np.int64) for name in _INPUTS}
@@ -153,13 +154,7 @@ class OnnxNLIVerifier:
             logits = self.model.run(["logits"], inputs)[0].astype(np.float64)
             exponentials = np.exp(logits - logits.max(axis=1, keepdims=True))
             probabilities[batch] = exponentials / exponentials.sum(axis=1, keepdims=True)
-        row_of = {pair: row for row, pair in enumerate(unique)}
-        rows = probabilities[[row_of[pair] for pair in zip(premises, hypotheses)]] if unique else probabilities
-        result = np.zeros((len(rows), 3), dtype=np.float64)
-        result[:, 0] = rows[:, self.columns["entailment"]]
-        result[:, 1] = rows[:, self.columns["neutral"]]
-        result[:, 2] = rows[:, self.columns["contradiction"]]
-        return result
+        return three_columns(probabilities, self.columns)
 
 
 def token_batches(lengths: Sequence[int], tokens: int, most: int) -> list[list[int]]:
@@ -174,20 +169,13 @@ def token_batches(lengths: Sequence[int], tokens: int, most: int) -> list[list[i
     return batches
 
 
-def load_onnx(weights: Path, *, name: str, columns: dict[str, int], max_length: int = 256) -> OnnxNLIVerifier | None:
-    """The shipped model (weights checked against their sha256) under ONNX Runtime, its ONNX file made on first use;
-    None where no file can be made or read (the caller falls back to torch)."""
-    import hashlib
-
+def load_onnx(weights: Path, *, name: str, max_length: int = 256) -> OnnxNLIVerifier | None:
+    """The shipped model (weights checked against their sha256; VerifierError when absent or damaged) under ONNX
+    Runtime, its ONNX file made on first use; None where no file can be made or read (the caller falls back to torch)."""
     from llmwiki.models import minilm_path
-    from llmwiki.verify.train import SHIPPED_FILE
+    from llmwiki.verify.train import LABELS, checked_digest
 
-    sums_file = weights / "SHA256SUMS"
-    if not sums_file.is_file() or not (weights / SHIPPED_FILE).is_file():
-        return None  # the torch path says what is missing and how to get it
-    digest = sums_file.read_text(encoding="utf-8").split()[0]
-    if hashlib.sha256((weights / SHIPPED_FILE).read_bytes()).hexdigest() != digest:
-        raise VerifierError(f"{weights / SHIPPED_FILE}: checksum mismatch, the weights are damaged. Reinstall llmwiki or train them again.")
+    digest = checked_digest(weights)
     base = minilm_path()
     model_max = json.loads((base / "tokenizer_config.json").read_text(encoding="utf-8")).get("model_max_length", max_length)
     path = onnx_path(digest)
@@ -203,7 +191,7 @@ def load_onnx(weights: Path, *, name: str, columns: dict[str, int], max_length: 
                 log.warning("cannot make the ONNX file of the NLI model in %s (%s); it runs under torch. Set LLMWIKI_CACHE_DIR to a writable folder.", path.parent, err)
                 return None
         try:
-            return OnnxNLIVerifier(path, base / "tokenizer.json", name=name, version=f"weights sha256 {digest[:12]}", columns=columns,
+            return OnnxNLIVerifier(path, base / "tokenizer.json", name=name, version=f"weights sha256 {digest[:12]}", id2label=LABELS,
                                    max_length=min(max_length, int(model_max or max_length)))
         except Exception as err:  # onnxruntime raises its own exception types for an unreadable model file
             if attempt:

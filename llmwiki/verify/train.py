@@ -187,19 +187,29 @@ def save_shipped(model, out: Path) -> dict[str, str]:
     return sums
 
 
+def checked_digest(folder: Path = WEIGHTS_DIR) -> str:
+    """The shipped weights' sha256, after checking that they are there and that every file matches SHA256SUMS
+    (VerifierError saying what to do otherwise): whichever runtime loads them, it loads these bytes."""
+    from llmwiki.errors import VerifierError
+
+    sums_file = folder / "SHA256SUMS"
+    if not sums_file.is_file() or not (folder / SHIPPED_FILE).is_file():
+        raise VerifierError(f"{folder}: the trained verifier weights are not installed. Train them with `python -m llmwiki.verify.train` or set [verification] model.")
+    lines = sums_file.read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        digest, name = line.split(maxsplit=1)
+        if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
+            raise VerifierError(f"{folder / name}: checksum mismatch, the weights are damaged. Reinstall llmwiki or train them again.")
+    return lines[0].split()[0]
+
+
 def load_shipped(folder: Path = WEIGHTS_DIR):
     """(model, tokenizer) assembled from the package's MiniLM and the shipped weights, checksums checked."""
     from safetensors.torch import load_file
 
     from llmwiki.errors import VerifierError
 
-    sums_file = folder / "SHA256SUMS"
-    if not sums_file.is_file() or not (folder / SHIPPED_FILE).is_file():
-        raise VerifierError(f"{folder}: the trained verifier weights are not installed. Train them with `python -m llmwiki.verify.train` or set [verification] model.")
-    for line in sums_file.read_text(encoding="utf-8").splitlines():
-        digest, name = line.split(maxsplit=1)
-        if hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest:
-            raise VerifierError(f"{folder / name}: checksum mismatch, the weights are damaged. Reinstall llmwiki or train them again.")
+    checked_digest(folder)
     model, tokenizer = base_model(head_follows=True)
     state = {name: tensor.float() for name, tensor in load_file(str(folder / SHIPPED_FILE)).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
