@@ -52,12 +52,14 @@ from llmwiki.questions import (
     has_pronoun,
     names_a_title,
     names_subject,
+    negated_statement,
     question_names,
     question_subject,
     rank_sentences,
     reads_as_prose,
     resolve_opening_pronoun,
     shape,
+    to_statement,
     unnamed_person,
     without_truth_frame,
 )
@@ -65,7 +67,7 @@ from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarit
 from llmwiki.search import preview, search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
-from llmwiki.text import DEMONSTRATIVES, DETERMINERS, FORMS_OF_BE, FORMS_OF_HAVE, PERSONAL_PRONOUNS, alternation, stem, tokens
+from llmwiki.text import DEMONSTRATIVES, DETERMINERS, FORMS_OF_BE, FORMS_OF_HAVE, NEGATIONS, PERSONAL_PRONOUNS, alternation, stem, tokens
 from llmwiki.verify.facts import name_words
 from llmwiki.workspace import Workspace
 
@@ -369,13 +371,17 @@ def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy =
 
 
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
-            policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
+            negation: str | None = None, policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
     """Score the statement against the best sentences about the question's subject: yes when one supports it and
     none that holds as many of its words opposes it; no when the closest one opposes it (a fact absent or opposed,
     or contradiction) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to
     support it is no "no"); else unsettled; each quoting its sentence. A sentence about someone else is never
     read: "In 1919, Canada joined the League of Nations" denies nothing about the U.S. (and "In 1482, the
-    Portuguese built the Elmina Castle" nothing about the Dutch, short of knowing that a castle is built once)."""
+    Portuguese built the Elmina Castle" nothing about the Dutch, short of knowing that a castle is built once).
+    A yes, like a no, needs its sentence to speak to what the statement says: "Hunting the Grisly, by Theodore
+    Roosevelt" names him but says nothing of a brother. negation: the statement negated
+    (``questions.negated_statement``); a sentence that supports it at least as well as the statement
+    (``policy.negation_entailment``) answers no: the NLI model may miss the "not" a sentence holds."""
     from llmwiki.verify.calibrate import load_calibration, sentence_features
     from llmwiki.verify.facts import check_facts
 
@@ -387,13 +393,18 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
         title = {stem(word) for word in tokens(candidate.referent)}
         if check.missing_names and all(stem(name) in title for name in check.missing_names):
             check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
-        judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate))
+        judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate, float(row[0])))
     best = max(judged, key=lambda item: item[0])
     closest = max(judged, key=lambda item: item[2].coverage)
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
     # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator.
     opposed = closest[2].failed and closest[2].coverage >= best[2].coverage
-    if best[0] >= policy.yes_threshold and not opposed:
+    relation = _relation(statement, subject, best[2])
+    if best[0] >= policy.yes_threshold and not opposed and (not relation or _speaks_to(statement, subject, best[2], best[3], policy=policy)):
+        if negation is not None and (_negated(statement) or _negates_in_clause(best[3].sentence, relation)):
+            denied = float(verifier.score([best[3].sentence], [negation])[0][0])
+            if denied >= policy.negation_entailment and denied > best[4]:
+                return ExtractiveReply(f"No — {_quote(best[3])} (it supports \"{negation}\" better than the question's statement)", verdict="no")
         return ExtractiveReply(f"Yes — {_quote(best[3])}", verdict="yes")
     if (closest[2].failed or closest[1] >= policy.no_contradiction) and _speaks_to(statement, subject, closest[2], closest[3], policy=policy):
         why = closest[2].reason() or "the passage contradicts it"
@@ -462,12 +473,35 @@ def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candid
     sentence lacks) stand in the sentence or its document's title. "English and French are the official
     languages" speaks to "Canada's official language is Zulu" (official, language); "Though Theodore Roosevelt
     considered the large timber wolves ..." does not speak to "Theodore Roosevelt went to Harvard"."""
-    left_out = {stem(word) for word in (*subject, *check.missing_names, *check.missing_numbers)}
-    relation = {stem(word) for word in content_words(statement)} - left_out
+    relation = _relation(statement, subject, check)
     if not relation:
         return False
     held = {stem(word) for word in tokens(f"{candidate.sentence} {candidate.referent}")}
     return len(relation & held) >= policy.no_relation_share * len(relation)
+
+
+# Where a sentence's clauses part: a negation beyond them is about something else ("An elephant is a good swimmer, but it
+# can neither trot, jump, nor gallop").
+_CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:but|whereas|while|although|though|however|yet)\b", re.IGNORECASE)
+
+
+def _negated(text: str) -> bool:
+    return any(word.lower() in NEGATIONS or word.lower().endswith("n't") for word in tokens(text))
+
+
+def _negates_in_clause(sentence: str, relation: set[str]) -> bool:
+    """Whether a clause of the sentence holds a negation and at least half of what the statement says of its subject
+    (``_relation``): "Beetles ... are not known to occur in the sea or in the polar regions" negates "polar regions",
+    where the model reads the sentence as entailing "Beetles can be found in polar regions"."""
+    return any(_negated(clause) and relation and 2 * len(relation & {stem(word) for word in tokens(clause)}) >= len(relation)
+               for clause in _CLAUSE_BREAK.split(sentence))
+
+
+def _relation(statement: str, subject: Sequence[str], check) -> set[str]:
+    """The stems of what a statement says of its subject: its content words past the subject and the names and numbers
+    a sentence's fact check found it lacks (``_speaks_to``). Empty when the subject took all of them ("Are Kangaroos Shy?")."""
+    left_out = {stem(word) for word in (*subject, *check.missing_names, *check.missing_numbers)}
+    return {stem(word) for word in content_words(statement)} - left_out
 
 
 def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int | None = None) -> list[_Candidate]:
@@ -599,7 +633,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
             return ExtractiveReply(table_text.strip()) if tables else ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
         statement = question_shape.statement or question
         verifier = verifier or workspace.verifier()
-        reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject, policy=policy)
+        reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject, negation=negated_statement(question),
+                        policy=policy)
         turned = converse(statement)
         if turned is not None and reply.verdict != "no":  # "Is A older than B?": read both ways
             reply = _compared(statement, turned, reply, ranked, judged, verifier, names=names, policy=policy)
@@ -686,7 +721,7 @@ def answer_question(
             citations, unknown = _citations(workspace, text, selection.chunk_ids)
         text = _remove_unknown(text, unknown)
         if backend.generates and shape(standalone).yes_no:
-            text, verdict = checked_verdict(standalone, text, citations)
+            text, verdict = checked_verdict(standalone, text, citations, policy=AnswerPolicy.from_config(settings))
         return Answer(question=question, read_as=read_as, text=text, selection=selection, citations=citations, backend=backend.name, verdict=verdict,
                       unknown_citations=unknown, standalone_question=standalone if standalone != question else None)
 
@@ -694,19 +729,27 @@ def answer_question(
 _MODEL_VERDICT = re.compile(r"^\W*(yes|no)\b[\s,.:;!—-]*", re.IGNORECASE)
 
 
-def checked_verdict(question: str, text: str, citations: Sequence[Citation]) -> tuple[str, str | None]:
+def checked_verdict(question: str, text: str, citations: Sequence[Citation], *, policy: AnswerPolicy = ANSWER_POLICY) -> tuple[str, str | None]:
     """A model's yes or no held to the extractive answer's evidence rule before it is shown: (the text, the verdict).
     The verdict stands only when a passage it cites is about what the question names (``questions.question_subject``:
-    named in the cited chunk, its section or its document's name); otherwise the reply is shown as not settled, with
-    the reason, and its verdict is None. A reply that opens with neither word has no verdict and is left as it is."""
+    named in the cited chunk, its section or its document's name) and speaks to what the question says of it (at
+    least ``policy.no_relation_share`` of the statement's other words, as ``_speaks_to`` asks of the extractive
+    answer's sentences); otherwise the reply is shown as not settled, with the reason, and its verdict is None. A
+    reply that opens with neither word has no verdict and is left as it is."""
     match = _MODEL_VERDICT.match(text)
     if not match:
         return text, None
     subject = question_subject(question)
+    titled = [(citation, f"{citation.breadcrumb} {Path(citation.path).stem.replace('-', ' ')}") for citation in citations]
+    about = [(citation, title) for citation, title in titled if names_subject(subject, citation.text, title=title)]
+    relation = {stem(word) for word in content_words(to_statement(question))} - {stem(word) for word in subject}
     if not citations:
         reason = "the reply cites no passage"
-    elif not any(names_subject(subject, citation.text, title=f"{citation.breadcrumb} {Path(citation.path).stem.replace('-', ' ')}") for citation in citations):
+    elif not about:
         reason = f"no passage it cites is about {' '.join(subject)}"
+    elif relation and not any(len(relation & {stem(word) for word in tokens(f"{citation.text} {title}")}) >= policy.no_relation_share * len(relation)
+                              for citation, title in about):
+        reason = f"no passage it cites about {' '.join(subject) or 'it'} speaks to {', '.join(sorted(word for word in content_words(to_statement(question)) if stem(word) in relation)[:4])}"
     else:
         return text, match.group(1).lower()
     return f"The sources do not settle this ({reason}); the model replied: {text}", None
@@ -811,7 +854,7 @@ def agentic_answer(
     citations, unknown = _citations(workspace, text, sorted(cited))
     text, verdict = _remove_unknown(text, unknown) or NOT_SUPPORTED, None
     if shape(question).yes_no:
-        text, verdict = checked_verdict(question, text, citations)
+        text, verdict = checked_verdict(question, text, citations, policy=AnswerPolicy.from_config(workspace.config.chat))
     return Answer(question=question, text=text, selection=selection, citations=citations, verdict=verdict,
                   backend=backend.name, unknown_citations=unknown, tool_steps=tuple(steps))
 

@@ -57,6 +57,18 @@ def _parsed(text: str):
     return pipeline()(text)
 
 
+def verb_word(question: str) -> int | None:
+    """The place, among the question's whitespace-separated words, of the verb its opening auxiliary serves ("Does
+    the mother care for the young?" -> 3, "care"); None when the parse finds none (or without a pipeline)."""
+    if pipeline() is None:
+        return None
+    parsed = _parsed(question)
+    if not len(parsed) or parsed[0].pos_ not in ("AUX", "VERB") or parsed[0].head.i == 0 or parsed[0].head.pos_ not in ("VERB", "AUX"):
+        return None
+    verb = parsed[0].head
+    return len(question[: verb.idx].split())
+
+
 def _last_sentences(text: str, count: int) -> list[str]:
     spans = sentence_spans(text)
     return [text[start:end] for start, end in spans[-count:]]

@@ -37,6 +37,7 @@ from llmwiki.text import (
     AUXILIARIES,
     DEMONSTRATIVES,
     DETERMINERS,
+    FORMS_OF_DO,
     GENDER,
     MONTHS,
     NEGATIONS,
@@ -140,21 +141,14 @@ def question_names(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(word for word in words[1:] if word[:1].isupper() and word.lower() not in STOPWORDS and word.lower() not in AUXILIARIES))
 
 
-def to_statement(question: str) -> str:
-    """The statement a yes/no question asks about: "Was Lincoln the 16th President?" -> "Lincoln was the 16th President."
-
-    The auxiliary moves behind the subject: a run of capitalised words, or a
-    determiner and the words up to the next verb-like word; "did/does/do" are
-    dropped ("Did Lincoln sign the Act?" -> "Lincoln sign the Act."). Word
-    order matters to the NLI model only; the fact checks read names, numbers
-    and negations wherever they stand.
-    """
+def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
+    """(subject, auxiliary, the rest) of a yes/no question's words: "Was Lincoln the 16th President?" -> (["Lincoln"],
+    "was", ["the", "16th", "President"]); "Isn't" and "Is not" give the auxiliary "is not". None when the question does
+    not open with an auxiliary. The subject: "there" or "it", a run of capitalised words, a determiner and the words up
+    to the next verb-like word, else the first word."""
     words = without_truth_frame(question).rstrip("?").split()
-    if words and words[0].lower() not in AUXILIARIES:  # "Is it true that otters eat urchins?" asks "Otters eat urchins."
-        sentence = " ".join(words)
-        return sentence[:1].upper() + sentence[1:] + "."
-    if not words:
-        return question.strip().rstrip("?") + "."
+    if not words or words[0].lower() not in AUXILIARIES:
+        return None
     auxiliary, rest = words[0].lower(), words[1:]
     if rest[:1] and rest[0].lower() in NEGATIONS:  # "Isn't", "Wasn't" were split by tokens(); "Is not X" keeps "not" with the verb
         auxiliary, rest = f"{auxiliary} not", rest[1:]
@@ -172,10 +166,54 @@ def to_statement(question: str) -> str:
             end += 1
     else:
         end = 1
-    subject, remainder = rest[:end], rest[end:]
-    verb = [] if auxiliary in ("do", "does", "did") else [auxiliary]
-    sentence = " ".join(subject + verb + remainder)
+    return rest[:end], auxiliary, rest[end:]
+
+
+def _sentence(words: Sequence[str]) -> str:
+    sentence = " ".join(words)
     return sentence[:1].upper() + sentence[1:] + "."
+
+
+def to_statement(question: str) -> str:
+    """The statement a yes/no question asks about: "Was Lincoln the 16th President?" -> "Lincoln was the 16th President."
+
+    The auxiliary moves behind the subject (``_statement_parts``); "did/does/do" are
+    dropped ("Did Lincoln sign the Act?" -> "Lincoln sign the Act."). Word
+    order matters to the NLI model only; the fact checks read names, numbers
+    and negations wherever they stand.
+    """
+    parts = _statement_parts(question)
+    if parts is None:
+        words = without_truth_frame(question).rstrip("?").split()
+        if words:  # "Is it true that otters eat urchins?" asks "Otters eat urchins."
+            return _sentence(words)
+        return question.strip().rstrip("?") + "."
+    subject, auxiliary, remainder = parts
+    verb = [] if auxiliary in FORMS_OF_DO else [auxiliary]
+    return _sentence([*subject, *verb, *remainder])
+
+
+def negated_statement(question: str) -> str | None:
+    """The statement a yes/no question asks about, negated: "Did Cleveland support women's suffrage?" -> "Cleveland
+    did not support women's suffrage."; "Is Indonesia a monarchy?" -> "Indonesia is not a monarchy.". None when the
+    question is negated already ("Isn't ...", "Did X not ...") or does not open with an auxiliary ("Is it true that S?"
+    is asked as S, whose verb this does not find). What a "no" would say: a sentence may support it better than it
+    supports the statement, where an NLI model misses the negation it holds ("Beetles ... are not known to occur in the
+    polar regions")."""
+    parts = _statement_parts(question)
+    if parts is None or without_truth_frame(question).strip() != question.strip() or " " in parts[1]:
+        return None
+    subject, auxiliary, remainder = parts
+    if remainder[:1] and remainder[0].lower() == "not":  # "Did Fillmore not turn down the honor?": a no says he did
+        return _sentence([*subject, auxiliary, *remainder[1:]])
+    if any(word.lower() in NEGATIONS for word in remainder):
+        return None
+    if auxiliary in FORMS_OF_DO:  # where "not" goes is where the verb starts: "The mother does not care", not "The mother care does not"
+        words = question.strip().rstrip("?").split()
+        verb = parsing.verb_word(question.strip())
+        if verb is not None and 1 < verb < len(words):
+            return _sentence([*words[1:verb], auxiliary, "not", *words[verb:]])
+    return _sentence([*subject, auxiliary, "not", *remainder])
 
 
 def question_subject(question: str) -> tuple[str, ...]:

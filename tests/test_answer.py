@@ -388,6 +388,53 @@ def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_tha
     assert control.verdict == "yes"  # nothing as close opposes it
 
 
+def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
+    import numpy as np
+
+    from llmwiki.answer import _Candidate, _yes_no
+
+    class MissesNegation:  # a stand-in model that reads a sentence with "no" as entailing both the statement and its negation
+        name = "stand-in"
+
+        def score(self, premises, hypotheses):
+            return np.array([[0.9 if " not " in hypothesis else 0.6, 0.3, 0.1] if " no " in premise or " neither " in premise
+                             else [0.1 if " not " in hypothesis else 0.9, 0.05, 0.05] for premise, hypothesis in zip(premises, hypotheses)])
+
+    statement, negation = "The mother cares for the young.", "The mother does not care for the young."
+    denying = _Candidate("In this family there are no known species wherein the mother cares for the young.", 1, 0, "", "Sea turtle")
+    reply = _yes_no(statement, [denying], MissesNegation(), names=frozenset(), subject=("mother",), negation=negation)
+    assert reply.verdict == "no" and "no known species" in reply.text and "does not care" in reply.text
+    assert _yes_no(statement, [denying], MissesNegation(), names=frozenset(), subject=("mother",)).verdict == "yes"  # the model alone says yes
+    caring = _Candidate("In this family the mother cares for the young until they can swim.", 2, 0, "", "Sea turtle")
+    control = _yes_no(statement, [caring], MissesNegation(), names=frozenset(), subject=("mother",), negation=negation)
+    assert control.verdict == "yes" and "until they can swim" in control.text
+    # a negation in another clause is about something else: the model's yes stands
+    swimmer = _Candidate("An elephant is a good swimmer, but it can neither trot, jump, nor gallop.", 3, 0, "", "Elephant")
+    elsewhere = _yes_no("Elephants are good swimmers.", [swimmer], MissesNegation(), names=frozenset(), subject=("elephants",),
+                        negation="Elephants are not good swimmers.")
+    assert elsewhere.verdict == "yes"
+
+
+def test_a_yes_needs_a_sentence_that_speaks_to_the_statement():
+    import numpy as np
+
+    from llmwiki.answer import _Candidate, _yes_no
+
+    class EntailsAll:
+        name = "stand-in"
+
+        def score(self, premises, hypotheses):
+            return np.array([[0.95, 0.04, 0.01]] * len(premises))
+
+    statement = "Theodore Roosevelt has a brother."
+    book = _Candidate("Hunting the Grisly and Other Sketches was written by Theodore Roosevelt in 1893.", 1, 0, "", "Gray Wolf")
+    reply = _yes_no(statement, [book], EntailsAll(), names=frozenset({"theodore", "roosevelt"}), subject=("Theodore", "Roosevelt"))
+    assert reply.verdict is None and not reply.text.startswith("Yes")  # it names him, and says nothing of a brother
+    brother = _Candidate("Theodore Roosevelt had a younger brother, Elliott, who died in 1894.", 2, 0, "", "Theodore Roosevelt")
+    control = _yes_no(statement, [brother], EntailsAll(), names=frozenset({"theodore", "roosevelt"}), subject=("Theodore", "Roosevelt"))
+    assert control.verdict == "yes" and "younger brother" in control.text
+
+
 def test_a_sentence_that_overlapping_chunks_hold_twice_is_ranked_once():
     from llmwiki.answer import _Candidate, hand_ranking
     from llmwiki.questions import shape
@@ -452,6 +499,17 @@ def test_a_model_verdict_stands_only_on_a_cited_passage_about_the_subject(wiki):
     # The same reply and citation for a question about another subject: not settled, with the reason.
     assert elsewhere.verdict is None and elsewhere.text.startswith("The sources do not settle this (no passage it cites is about Nairobi)")
     assert uncited.verdict is None and "the reply cites no passage" in uncited.text
+
+
+def test_a_model_verdict_needs_a_cited_passage_that_speaks_to_the_question(wiki):
+    chunk = answer_question(wiki, "What did Volta stack?", backend=ExtractiveBackend()).context_chunk_ids[0]
+    with StubServer([Reply(content=f"Yes, Volta had a brother [c{chunk}].")]) as server:
+        silent = answer_question(wiki, "Did Volta have a brother?", backend=stub_backend(server))
+        server.replies = [Reply(content=f"Yes, Volta stacked zinc and copper discs [c{chunk}].")]
+        control = answer_question(wiki, "Did Volta stack zinc and copper?", backend=stub_backend(server))
+    # about Volta, silent on a brother: not settled, and the reason names what the passage does not speak to
+    assert silent.verdict is None and silent.text.startswith("The sources do not settle this (no passage it cites about Volta speaks to brother)")
+    assert control.verdict == "yes"
 
 
 def test_a_model_reply_to_a_question_that_is_not_yes_no_has_no_verdict(wiki):

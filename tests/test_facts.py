@@ -92,6 +92,18 @@ def test_lowercase_words_are_never_names():
     assert not check.missing_names and "country" in check.missing_words
 
 
+def test_a_superlative_ranked_otherwise_is_opposed():
+    evidence = ["Indonesia supports the world's second highest level of biodiversity (after Brazil).", "Egypt is one of the most populous countries in Africa."]
+    check = check_facts("Indonesia has the world's highest level of biodiversity.", evidence)
+    assert check.failed and ("highest", "second highest") in check.opposed
+    assert ("most", "one of the most") in check_facts("Egypt is the most populous country in Africa.", evidence).opposed
+    assert not check_facts("Indonesia has the world's second highest level of biodiversity.", evidence).failed  # control: the same rank
+    assert not check_facts("Egypt is one of the most populous countries in Africa.", evidence).failed
+    # ranked in the claim, first in the evidence: "second" is a number the evidence lacks, said once
+    ranked = check_facts("Uruguay is the second smallest nation in South America.", ["Uruguay is the smallest nation in South America."])
+    assert ranked.missing_numbers == ("second",) and not ranked.opposed
+
+
 def test_the_shipped_lexicon_knows_opposites_but_not_synonyms():
     lexicon = default_lexicon()
     assert lexicon is not None

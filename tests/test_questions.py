@@ -9,6 +9,7 @@ from llmwiki.questions import (
     last_person,
     names_a_title,
     names_subject,
+    negated_statement,
     opens_with_pronoun,
     question_subject,
     rank_sentences,
@@ -36,6 +37,18 @@ def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Did Lincoln sign the National Banking Act of 1863?") == "Lincoln sign the National Banking Act of 1863."
     assert to_statement("Is the kangaroo a marsupial?") == "The kangaroo is a marsupial."
     assert to_statement("Is it true that otters eat urchins?") == "Otters eat urchins."
+
+
+def test_a_yes_no_question_negated_is_what_a_no_would_say():
+    assert negated_statement("Did Grover Cleveland support women's suffrage?") == "Grover Cleveland did not support women's suffrage."
+    assert negated_statement("Is Indonesia a monarchy?") == "Indonesia is not a monarchy."
+    assert negated_statement("Can beetles be found in polar regions?") == "Beetles can not be found in polar regions."
+    assert negated_statement("Are there many Roma in Romania?") == "There are not many Roma in Romania."
+    # None where there is nothing to negate by this rule: negated already, or a statement framed whole
+    assert negated_statement("Does the mother care for the young?") == "The mother does not care for the young."  # by the parse: where the verb starts
+    assert negated_statement("Did Fillmore not turn down the honor?") == "Fillmore did turn down the honor."  # a no to a negated question
+    assert negated_statement("Isn't Paris in France?") is None
+    assert negated_statement("Is it true that otters eat urchins?") is None and negated_statement("Who built the castle?") is None
 
 
 def test_the_head_noun_of_what_and_which_questions():

@@ -125,6 +125,37 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
     return False
 
 
+# A superlative with what ranks it: "the second highest", "the 17th wealthiest", "one of the most populous", "the
+# largest", "Egypt's largest". "The world's second highest level" is not "the world's highest level".
+_SUPERLATIVE = re.compile(
+    r"\b(?:(?P<rank>(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))[\s-]+)|(?P<among>one of the\s+)"
+    r"|(?:the|its|their|his|her|our)\s+|\w+['’]s\s+)(?P<word>most|least|best|worst|\w{3,}est)\b",
+    re.IGNORECASE,
+)
+
+
+def _superlative_ranks(text: str) -> dict[str, set[str]]:
+    """{superlative: the ranks the text gives it}: "" for the first ("the highest"), "second", "one of the"."""
+    ranks: dict[str, set[str]] = {}
+    for match in _SUPERLATIVE.finditer(text):
+        rank = match.group("rank") or match.group("among") or ""
+        ranks.setdefault(match.group("word").lower(), set()).add(" ".join(rank.lower().replace("-", " ").split()))
+    return ranks
+
+
+def _ranked_superlatives(claim: str, anchor: str) -> list[tuple[str, str]]:
+    """(the claim's word, the anchor's ranked superlative) for each superlative both give, but ranked otherwise:
+    the claim's "highest" where the anchor says only "second highest", or "second largest" where it says "largest"."""
+    anchor_ranks = _superlative_ranks(anchor)
+    opposed = []
+    for word, ranks in _superlative_ranks(claim).items():
+        held = anchor_ranks.get(word)
+        if held and not ranks & held:
+            rank = min(ranks)
+            opposed.append((rank.split()[0] if rank else word, f"{min(held)} {word}".strip()))
+    return opposed
+
+
 def _substitutions(claim_words: Sequence[str], anchor_words: Sequence[str]) -> dict[int, str]:
     """{claim position: anchor word} where the anchor has another word in the same slot: at least
     three of the two words either side agree ("the President of Good" / "the Era of Good"), and the
@@ -274,6 +305,8 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
                 other = next((other for other in anchor_words if other.lower() not in claim_lower and lexicon.opposes(word, other)), None)
                 if other is not None:
                     opposed.append((word, other))
+    missing_lowered = {word.lower() for word in missing_numbers}
+    opposed += [pair for pair in _ranked_superlatives(claim, anchor) if pair[0].lower() not in missing_lowered]  # "second" may be a number already
     claim_genders = {GENDER[word.lower()]: word for word in claim_words if word.lower() in GENDER}
     anchor_genders = {GENDER[word.lower()]: word for word in anchor_words if word.lower() in GENDER}
     for gender, word in claim_genders.items():  # "she" where the evidence only says "he"
