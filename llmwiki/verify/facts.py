@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from llmwiki.chunking import split_sentences
 from llmwiki.policy import VERIFY_POLICY
-from llmwiki.text import GENDER, NEGATIONS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, stem, tokens
+from llmwiki.text import GENDER, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
 from llmwiki.verify.lexicon import default_lexicon
 
 # The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
@@ -128,8 +128,8 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
 # A superlative with what ranks it: "the second highest", "the 17th wealthiest", "one of the most populous", "the
 # largest", "Egypt's largest". "The world's second highest level" is not "the world's highest level".
 _SUPERLATIVE = re.compile(
-    r"\b(?:(?P<rank>(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))[\s-]+)|(?P<among>one of the\s+)"
-    r"|(?:the|its|their|his|her|our)\s+|\w+['’]s\s+)(?P<word>most|least|best|worst|\w{3,}est)\b",
+    rf"\b(?:(?P<rank>(?:{alternation(_ORDINALS)}|\d+(?:st|nd|rd|th))[\s-]+)|(?P<among>one of the\s+)"
+    rf"|(?:{alternation(POSSESSIVE_PRONOUNS | {'the', 'our'})})\s+|\w+['’]s\s+)(?P<word>most|least|best|worst|\w{{3,}}est)\b",
     re.IGNORECASE,
 )
 
