@@ -99,6 +99,7 @@ def test_a_superlative_ranked_otherwise_is_opposed():
     assert ("most", "one of the most") in check_facts("Egypt is the most populous country in Africa.", evidence).opposed
     assert not check_facts("Indonesia has the world's second highest level of biodiversity.", evidence).failed  # control: the same rank
     assert not check_facts("Egypt is one of the most populous countries in Africa.", evidence).failed
+    assert not check_facts("Brazil has one of the highest levels of biodiversity.", ["Brazil has the highest level of biodiversity."]).failed  # asks less
     # ranked in the claim, first in the evidence: "second" is a number the evidence lacks, said once
     ranked = check_facts("Uruguay is the second smallest nation in South America.", ["Uruguay is the smallest nation in South America."])
     assert ranked.missing_numbers == ("second",) and not ranked.opposed

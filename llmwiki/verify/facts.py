@@ -145,12 +145,13 @@ def _superlative_ranks(text: str) -> dict[str, set[str]]:
 
 def _ranked_superlatives(claim: str, anchor: str) -> list[tuple[str, str]]:
     """(the claim's word, the anchor's ranked superlative) for each superlative both give, but ranked otherwise:
-    the claim's "highest" where the anchor says only "second highest", or "second largest" where it says "largest"."""
+    the claim's "highest" where the anchor says only "second highest", or "second largest" where it says "largest".
+    "One of the highest" asks less: any rank holds it ("the highest", "the third highest")."""
     anchor_ranks = _superlative_ranks(anchor)
     opposed = []
     for word, ranks in _superlative_ranks(claim).items():
         held = anchor_ranks.get(word)
-        if held and not ranks & held:
+        if held and not ranks & held and ranks != {"one of the"}:
             rank = min(ranks)
             opposed.append((rank.split()[0] if rank else word, f"{min(held)} {word}".strip()))
     return opposed
