@@ -158,6 +158,8 @@ def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
     elif rest and rest[0][:1].isupper():
         while end < len(rest) and (rest[end][:1].isupper() or rest[end].lower() in ("of", "de", "von", "van", "the") and end + 1 < len(rest) and rest[end + 1][:1].isupper()):
             end += 1
+        if rest[end - 1].endswith(("'s", "’s")):  # "Is Uruguay's warmest month June?": what the name has is the subject
+            end = _possessed(rest, end)
     elif rest and rest[0].lower() in DETERMINERS:
         end = 1
         while (end < len(rest) and end < 4 and not rest[end].lower().endswith(("ed", "ing")) and rest[end].lower() not in AUXILIARIES
@@ -167,6 +169,20 @@ def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
     else:
         end = 1
     return rest[:end], auxiliary, rest[end:]
+
+
+def _possessed(words: Sequence[str], start: int) -> int:
+    """Where the noun phrase after a possessive name ends: its lower-case words up to a name, a determiner, an
+    auxiliary or a word in -ed or -ing ("Canada's official language | Zulu", "Ford's wife | married before",
+    "Ghana's head of state | John Agyekum Kufuor"), leaving at least one word to say something of it."""
+    end = start
+    while end < len(words) - 1:
+        word = words[end].lower()
+        if (words[end][:1].isupper() or word in DETERMINERS or word in AUXILIARIES or word.endswith(("ed", "ing"))
+                or word == "of" and not (words[end + 1][:1].islower() and words[end + 1].lower() not in DETERMINERS)):
+            break
+        end += 1
+    return end
 
 
 def _sentence(words: Sequence[str]) -> str:

@@ -37,6 +37,11 @@ def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Did Lincoln sign the National Banking Act of 1863?") == "Lincoln sign the National Banking Act of 1863."
     assert to_statement("Is the kangaroo a marsupial?") == "The kangaroo is a marsupial."
     assert to_statement("Is it true that otters eat urchins?") == "Otters eat urchins."
+    # what a name has is the subject: the auxiliary goes after it, not after the name
+    assert to_statement("Is Uruguay's warmest month June?") == "Uruguay's warmest month is June."
+    assert to_statement("Is Ghana's head of state John Agyekum Kufuor?") == "Ghana's head of state is John Agyekum Kufuor."
+    assert to_statement("Was Roosevelt's family rich?") == "Roosevelt's family was rich."  # a word is left to say something of it
+    assert to_statement("Was Roosevelt rich?") == "Roosevelt was rich."  # control: no possessive, the name alone
 
 
 def test_a_yes_no_question_negated_is_what_a_no_would_say():
