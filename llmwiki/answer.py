@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
@@ -68,7 +69,7 @@ from llmwiki.search import preview, search
 from llmwiki.select import Selection, read_wiki_page, select
 from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.text import DEMONSTRATIVES, DETERMINERS, FORMS_OF_BE, FORMS_OF_HAVE, NEGATIONS, PERSONAL_PRONOUNS, alternation, stem, tokens
-from llmwiki.verify.facts import name_words
+from llmwiki.verify.facts import FactCheck, name_words
 from llmwiki.workspace import Workspace
 
 NOTHING_SELECTED = "The sources do not say: nothing in the wiki or the sources matches this question. "
@@ -370,6 +371,17 @@ def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy =
     return f"it says \"{pronoun}\" but names no one, and the passages that match are about {listed}: say who it is about"
 
 
+class _Judged(NamedTuple):
+    """A sentence read for a yes/no statement: its calibrated score, the model's P(entailment) and P(contradiction),
+    its fact check."""
+
+    score: float
+    entailment: float
+    contradiction: float
+    check: FactCheck
+    candidate: _Candidate
+
+
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
             negation: str | None = None, policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
     """Score the statement against the best sentences about the question's subject: yes when one supports it and
@@ -387,29 +399,30 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
 
     calibration = load_calibration(verifier.name)
     probabilities = verifier.score([candidate.sentence for candidate in ranked], [statement] * len(ranked))
-    judged = []
+    judged: list[_Judged] = []
     for candidate, row in zip(ranked, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
         title = {stem(word) for word in tokens(candidate.referent)}
         if check.missing_names and all(stem(name) in title for name in check.missing_names):
             check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
-        judged.append((calibration.score(sentence_features([(float(row[0]), float(row[2]), check)])), float(row[2]), check, candidate, float(row[0])))
-    best = max(judged, key=lambda item: item[0])
-    closest = max(judged, key=lambda item: item[2].coverage)
+        score = calibration.score(sentence_features([(float(row[0]), float(row[2]), check)]))
+        judged.append(_Judged(score, float(row[0]), float(row[2]), check, candidate))
+    best = max(judged, key=lambda item: item.score)
+    closest = max(judged, key=lambda item: item.check.coverage)
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
     # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator.
-    opposed = closest[2].failed and closest[2].coverage >= best[2].coverage
-    relation = _relation(statement, subject, best[2])
-    if best[0] >= policy.yes_threshold and not opposed and (not relation or _speaks_to(statement, subject, best[2], best[3], policy=policy)):
-        if negation is not None and (_negated(statement) or _negates_in_clause(best[3].sentence, relation)):
-            denied = float(verifier.score([best[3].sentence], [negation])[0][0])
-            if denied >= policy.negation_entailment and denied > best[4]:
-                return ExtractiveReply(f"No — {_quote(best[3])} (it supports \"{negation}\" better than the question's statement)", verdict="no")
-        return ExtractiveReply(f"Yes — {_quote(best[3])}", verdict="yes")
-    if (closest[2].failed or closest[1] >= policy.no_contradiction) and _speaks_to(statement, subject, closest[2], closest[3], policy=policy):
-        why = closest[2].reason() or "the passage contradicts it"
-        return ExtractiveReply(f"No — {_quote(closest[3])} ({why})", verdict="no")
-    return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest[3])}")
+    opposed = closest.check.failed and closest.check.coverage >= best.check.coverage
+    relation = _relation(statement, subject, best.check)
+    if best.score >= policy.yes_threshold and not opposed and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
+        if negation is not None and (_holds_negation(statement) or _negates_in_clause(best.candidate.sentence, relation, policy)):
+            denied = float(verifier.score([best.candidate.sentence], [negation])[0][0])
+            if denied >= policy.negation_entailment and denied > best.entailment:
+                return ExtractiveReply(f"No — {_quote(best.candidate)} (it supports \"{negation}\" better than the question's statement)", verdict="no")
+        return ExtractiveReply(f"Yes — {_quote(best.candidate)}", verdict="yes")
+    if (closest.check.failed or closest.contradiction >= policy.no_contradiction) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
+        why = closest.check.reason() or "the passage contradicts it"
+        return ExtractiveReply(f"No — {_quote(closest.candidate)} ({why})", verdict="no")
+    return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest.candidate)}")
 
 
 _COMPARISON = re.compile(rf"^(?P<a>.+?) (?P<verb>{alternation(FORMS_OF_BE | FORMS_OF_HAVE)}) (?P<how>(?:more|less|fewer) \w+|\w{{2,}}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
@@ -474,10 +487,17 @@ def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candid
     languages" speaks to "Canada's official language is Zulu" (official, language); "Though Theodore Roosevelt
     considered the large timber wolves ..." does not speak to "Theodore Roosevelt went to Harvard"."""
     relation = _relation(statement, subject, check)
-    if not relation:
-        return False
-    held = {stem(word) for word in tokens(f"{candidate.sentence} {candidate.referent}")}
-    return len(relation & held) >= policy.no_relation_share * len(relation)
+    return bool(relation) and _holds_relation(relation, _about_text(candidate), policy)
+
+
+def _about_text(candidate: _Candidate) -> str:
+    """What a sentence says and what it is about: the sentence and its document's title."""
+    return f"{candidate.sentence} {candidate.referent}"
+
+
+def _holds_relation(relation: set[str], text: str, policy: AnswerPolicy = ANSWER_POLICY) -> bool:
+    """Whether the text holds ``policy.no_relation_share`` of the stems a statement says of its subject (``_relation``)."""
+    return len(relation & {stem(word) for word in tokens(text)}) >= policy.no_relation_share * len(relation)
 
 
 # Where a sentence's clauses part: a negation beyond them is about something else ("An elephant is a good swimmer, but it
@@ -485,23 +505,22 @@ def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candid
 _CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:but|whereas|while|although|though|however|yet)\b", re.IGNORECASE)
 
 
-def _negated(text: str) -> bool:
-    return any(word.lower() in NEGATIONS or word.lower().endswith("n't") for word in tokens(text))
+def _holds_negation(text: str) -> bool:
+    return any(word.lower() in NEGATIONS for word in tokens(text))  # tokens() reads "n't" as "not"
 
 
-def _negates_in_clause(sentence: str, relation: set[str]) -> bool:
-    """Whether a clause of the sentence holds a negation and at least half of what the statement says of its subject
-    (``_relation``): "Beetles ... are not known to occur in the sea or in the polar regions" negates "polar regions",
-    where the model reads the sentence as entailing "Beetles can be found in polar regions"."""
-    return any(_negated(clause) and relation and 2 * len(relation & {stem(word) for word in tokens(clause)}) >= len(relation)
-               for clause in _CLAUSE_BREAK.split(sentence))
+def _negates_in_clause(sentence: str, relation: set[str], policy: AnswerPolicy = ANSWER_POLICY) -> bool:
+    """Whether a clause of the sentence holds a negation and ``policy.no_relation_share`` of what the statement says
+    of its subject (``_relation``): "Beetles ... are not known to occur in the sea or in the polar regions" negates
+    "polar regions", where the model reads the sentence as entailing "Beetles can be found in polar regions"."""
+    return bool(relation) and any(_holds_negation(clause) and _holds_relation(relation, clause, policy) for clause in _CLAUSE_BREAK.split(sentence))
 
 
-def _relation(statement: str, subject: Sequence[str], check) -> set[str]:
+def _relation(statement: str, subject: Sequence[str], check: FactCheck | None = None) -> set[str]:
     """The stems of what a statement says of its subject: its content words past the subject and the names and numbers
     a sentence's fact check found it lacks (``_speaks_to``). Empty when the subject took all of them ("Are Kangaroos Shy?")."""
-    left_out = {stem(word) for word in (*subject, *check.missing_names, *check.missing_numbers)}
-    return {stem(word) for word in content_words(statement)} - left_out
+    lacking = (*check.missing_names, *check.missing_numbers) if check is not None else ()
+    return {stem(word) for word in content_words(statement)} - {stem(word) for word in (*subject, *lacking)}
 
 
 def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int | None = None) -> list[_Candidate]:
@@ -741,15 +760,16 @@ def checked_verdict(question: str, text: str, citations: Sequence[Citation], *, 
         return text, None
     subject = question_subject(question)
     titled = [(citation, f"{citation.breadcrumb} {Path(citation.path).stem.replace('-', ' ')}") for citation in citations]
-    about = [(citation, title) for citation, title in titled if names_subject(subject, citation.text, title=title)]
-    relation = {stem(word) for word in content_words(to_statement(question))} - {stem(word) for word in subject}
+    about = [f"{citation.text} {title}" for citation, title in titled if names_subject(subject, citation.text, title=title)]
+    statement = to_statement(question)
+    relation = _relation(statement, subject)
     if not citations:
         reason = "the reply cites no passage"
     elif not about:
         reason = f"no passage it cites is about {' '.join(subject)}"
-    elif relation and not any(len(relation & {stem(word) for word in tokens(f"{citation.text} {title}")}) >= policy.no_relation_share * len(relation)
-                              for citation, title in about):
-        reason = f"no passage it cites about {' '.join(subject) or 'it'} speaks to {', '.join(sorted(word for word in content_words(to_statement(question)) if stem(word) in relation)[:4])}"
+    elif relation and not any(_holds_relation(relation, text, policy) for text in about):
+        unspoken = sorted(word for word in content_words(statement) if stem(word) in relation)
+        reason = f"no passage it cites about {' '.join(subject) or 'it'} speaks to {', '.join(unspoken[:4])}"
     else:
         return text, match.group(1).lower()
     return f"The sources do not settle this ({reason}); the model replied: {text}", None

@@ -48,6 +48,7 @@ class AnswerPolicy:
     # loop) with the two rules beside it (a yes needs its sentence to speak to the statement, no_relation_share; a
     # superlative ranked otherwise is opposed, verify.facts): yes/no balanced 0.662 -> 0.684 (right on yes 0.902 ->
     # 0.890, on no 0.423 -> 0.479), off-topic questions given a verdict 11 -> 6; this rule alone: 6 right noes, 3 wrong.
+    # bench/refusals.py --every 2 before and after the three: S08 folds balanced 0.654 -> 0.687, off-topic verdicts 5 -> 4.
     negation_entailment: float = 0.5
     # A question of one or two words that carry weight is answered only when the answer ranker gives some sentence
     # that may lead P(holds the answer) >= min_answer_p. S08, each answerable question scored by a ranker trained

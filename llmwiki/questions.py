@@ -216,8 +216,8 @@ def negated_statement(question: str) -> str | None:
     is asked as S, whose verb this does not find). What a "no" would say: a sentence may support it better than it
     supports the statement, where an NLI model misses the negation it holds ("Beetles ... are not known to occur in the
     polar regions")."""
-    parts = _statement_parts(question)
-    if parts is None or without_truth_frame(question).strip() != question.strip() or " " in parts[1]:
+    parts = _statement_parts(question)  # None for "Is it true that S?": S opens with its subject
+    if parts is None or " " in parts[1]:
         return None
     subject, auxiliary, remainder = parts
     if remainder[:1] and remainder[0].lower() == "not":  # "Did Fillmore not turn down the honor?": a no says he did
