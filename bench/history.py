@@ -22,11 +22,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki import history  # noqa: E402
-from llmwiki.wiki import ingest_paths  # noqa: E402
+from llmwiki.publish import history  # noqa: E402
+from llmwiki.publish.wiki import ingest_paths  # noqa: E402
 from llmwiki.lint import lint  # noqa: E402
 from llmwiki.maintain import consistency_problems, restore, withdraw  # noqa: E402
-from llmwiki.snapshots import snapshot_folder, snapshots, take_snapshot  # noqa: E402
+from llmwiki.publish.snapshots import snapshot_folder, snapshots, take_snapshot  # noqa: E402
 from llmwiki.workspace import Workspace  # noqa: E402
 
 

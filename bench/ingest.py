@@ -29,11 +29,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
-from llmwiki.chunking import chunk_pages  # noqa: E402
+from llmwiki.ingest.chunking import chunk_pages  # noqa: E402
 from llmwiki.config import CONFIG_FILENAME, set_store_url  # noqa: E402
-from llmwiki.extract import decode_text, extract  # noqa: E402
-from llmwiki.wiki import regenerate_sources  # noqa: E402
-from llmwiki.wiki import ingest_paths  # noqa: E402
+from llmwiki.ingest.extract import decode_text, extract  # noqa: E402
+from llmwiki.publish.wiki import regenerate_sources  # noqa: E402
+from llmwiki.publish.wiki import ingest_paths  # noqa: E402
 from llmwiki.models import minilm_token_counter  # noqa: E402
 from llmwiki.workspace import Workspace  # noqa: E402
 
@@ -130,7 +130,7 @@ def main() -> None:
 
 WRITER = """
 import sys
-from llmwiki.ingest import ingest_files
+from llmwiki.ingest.sources import ingest_files
 from llmwiki.workspace import Workspace
 workspace = Workspace.open(sys.argv[1])
 report = ingest_files(workspace, [workspace.sources_dir / sys.argv[2]])

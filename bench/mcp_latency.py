@@ -33,8 +33,8 @@ CALLS = {
 
 
 def build(folder: Path):
-    from llmwiki.journal import open_workspace
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.journal import open_workspace
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
     root = folder / "ws"
@@ -71,9 +71,10 @@ async def through_mcp(workspace, calls: int) -> dict[str, list[float]]:
 
 
 def in_process(workspace, calls: int) -> dict[str, list[float]]:
-    from llmwiki.mcp_server import _Models, tool_functions
+    from llmwiki.mcp_server import tool_functions
+    from llmwiki.services import Services
 
-    functions = tool_functions(workspace, _Models(workspace))
+    functions = tool_functions(workspace, Services(workspace))
     times: dict[str, list[float]] = {name: [] for name in CALLS}
     for name, arguments in CALLS.items():
         for index in range(calls + 1):

@@ -45,14 +45,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.answer import answer_question, candidate_sentences  # noqa: E402
-from llmwiki.answer import shown as as_shown  # noqa: E402
+from llmwiki.read.answer import answer_question, candidate_sentences  # noqa: E402
+from llmwiki.read.answer import shown as as_shown  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
-from llmwiki.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
-from llmwiki.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
-from llmwiki.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
-from llmwiki.search import search  # noqa: E402
+from llmwiki.read.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
+from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
+from llmwiki.read.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
+from llmwiki.read.search import search  # noqa: E402
+from llmwiki.services import Services  # noqa: E402
 from llmwiki.verify.nli import describe  # noqa: E402
 from llmwiki.workspace import Workspace  # noqa: E402
 
@@ -60,7 +61,7 @@ ANSWERABLE_SETS = ("set1", "set2", "set3")
 
 
 def build(data: Path, cache: Path, rebuild: bool) -> tuple[Workspace, float | None]:
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     if cache.exists() and not rebuild and (cache / "wiki" / "index.md").is_file():
         return Workspace.open(cache), None
@@ -88,15 +89,13 @@ def main() -> None:
         sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
     workspace, build_seconds = build(args.data, args.cache, args.rebuild)
     questions = load_questions(args.data)[:: args.every]
-    backend = ExtractiveBackend()
-    verifier = workspace.verifier()
-    verifier.score(["warm up"], ["warm up"])
-    ranker = load_ranker(args.ranker, int8=workspace.config.verification.int8)
-    if ranker is not None:
-        ranker.score(["warm up"], ["warm up"])
-    similarity = load_similarity(args.similarity, int8=workspace.config.verification.int8)
-    if similarity is not None:
-        similarity.encode(["warm up"])
+    services = Services(workspace, backend=ExtractiveBackend(), ranker=load_ranker(args.ranker, int8=workspace.config.verification.int8),
+                        similarity=load_similarity(args.similarity, int8=workspace.config.verification.int8))
+    services.verifier.score(["warm up"], ["warm up"])
+    if services.ranker is not None:
+        services.ranker.score(["warm up"], ["warm up"])
+    if services.similarity is not None:
+        services.similarity.encode(["warm up"])
     counts: dict[str, int] = defaultdict(int)
     by_difficulty: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # answered right, top-1 right, asked
     by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # the same by what the question asks for (who, when, ...)
@@ -106,7 +105,7 @@ def main() -> None:
         if number % 50 == 0 or number == len(questions):
             print(f"\r  asked {number} of {len(questions)} questions", end="", file=sys.stderr, flush=True)
         began = time.perf_counter()
-        answer = answer_question(workspace, entry["question"], backend=backend, verifier=verifier, ranker=ranker, similarity=similarity)
+        answer = answer_question(workspace, entry["question"], services=services)
         seconds.append(time.perf_counter() - began)
         if entry["set"] not in ANSWERABLE_SETS:
             counts["offtopic"] += 1
@@ -171,6 +170,7 @@ def main() -> None:
 
     built = f"built (ingest + wiki) in {build_seconds:.1f} s" if build_seconds is not None else f"reused from {args.cache}"
     print(f"CMU QA S08: workspace of sets 1-3 {built}; {len(questions)} questions ({counts['answerable']} answerable, {counts['offtopic']} off-topic on set 4)")
+    ranker, similarity = services.ranker, services.similarity
     if ranker is None:
         print("answer ranker: none (the hand ranking alone)")
     elif args.ranker == DEFAULT_RANKER:

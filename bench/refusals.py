@@ -41,12 +41,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.answer import answer_question  # noqa: E402
+from llmwiki.read.answer import answer_question  # noqa: E402
+from llmwiki.services import Services  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
-from llmwiki.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
-from llmwiki.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
-from llmwiki.ranker.train import SETS, build_workspace  # noqa: E402
+from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
+from llmwiki.read.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
+from llmwiki.read.ranker.train import SETS, build_workspace  # noqa: E402
 
 CORPORA = ("s08", "cranfield", "wice", "sample")
 
@@ -85,11 +86,13 @@ HEADER = f"{'':<12}{'off-topic refused':>18}{'verdicts':>11}{'answerable refused
 def ask(workspace, entries: list[dict], label: str, models) -> Tally:
     """Ask each entry's question; an entry with answerable=False should be refused."""
     tally = Tally()
-    verifier = workspace.verifier()
+    if "nli" not in models:  # one model for every workspace asked; each keeps its own score cache
+        models["nli"] = Services(workspace).nli
+    services = Services(workspace, nli=models["nli"], backend=models["backend"], ranker=models["ranker"], similarity=models["similarity"])
     for number, entry in enumerate(entries, start=1):
         if number % 50 == 0 or number == len(entries):
             print(f"\r  {label}: asked {number} of {len(entries)} questions", end="", file=sys.stderr, flush=True)
-        answer = answer_question(workspace, entry["question"], backend=models["backend"], verifier=verifier, ranker=models["ranker"], similarity=models["similarity"])
+        answer = answer_question(workspace, entry["question"], services=services)
         if not entry["answerable"]:
             tally.offtopic += 1
             tally.offtopic_refused += answer.refused
@@ -128,7 +131,7 @@ def wice_questions(path: Path) -> list[str]:
 
 def sample_workspace(folder: Path):
     """The sample workspace (workspace/) ingested into folder, kept between runs."""
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
     if (folder / "wiki" / "index.md").is_file():

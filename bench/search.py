@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from llmwiki.records import Chunk, PageText  # noqa: E402
-from llmwiki.search import SearchIndex, search_cache_path  # noqa: E402
+from llmwiki.read.search import SearchIndex, search_cache_path  # noqa: E402
 from llmwiki.store.duckdb_store import DuckDBStore, fts_english_stopwords, load_fts  # noqa: E402
 
 
@@ -207,7 +207,7 @@ def build_postgres_store(url: str, texts: dict[str, str], *, chunks_per_document
 
 
 def postgres_engine(store, ranking: str):
-    from llmwiki.search import ServerSearch
+    from llmwiki.read.search import ServerSearch
 
     index = ServerSearch(store)
 
@@ -309,7 +309,7 @@ def run(args, texts, queries, judgments, stopwords, cluster) -> None:
                 hybrid_query = lambda text, limit, embedder=embedder: hybrid.search(text, limit=limit, embedder=embedder)  # noqa: E731
                 hybrid_latency[precision] = timed(hybrid_query, queries)
             if cluster is not None:  # the default precision only: the server path fuses the same way
-                from llmwiki.search import ServerSearch
+                from llmwiki.read.search import ServerSearch
 
                 int8 = embedders["int8"]
                 embed_missing(server_store, int8)

@@ -307,7 +307,7 @@ def reworded_page(workspace, *, sentences: int = 20, seed: int = 0) -> str:
     from llmwiki.pages import render_page
     from llmwiki.verify.changes import article_sentences, reword
     from llmwiki.verify.lexicon import default_lexicon
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     rng, lexicon, lines, cited = random.Random(seed), default_lexicon(), [], []
     store = workspace.store
@@ -335,7 +335,7 @@ def page_rates(args, configured) -> None:
     """Sentences/s verifying a page of the sample wiki (as written, every sentence through the model, again with the
     score cache) and pages/s of the whole sample wiki through the CLI with --jobs 1 and 2."""
     from llmwiki.verify import verify_page
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -391,8 +391,9 @@ import sys, time
 started = time.perf_counter()
 import llmwiki.cli, llmwiki.verify.page
 imported = time.perf_counter()
+from llmwiki.services import Services
 from llmwiki.workspace import Workspace
-verifier = Workspace.open(sys.argv[1]).verifier()
+verifier = Services(Workspace.open(sys.argv[1])).verifier
 loaded = time.perf_counter()
 verifier.score(["Alessandro Volta invented the battery in 1800."] * 8, ["Volta invented the battery."] * 8)
 print(f"{imported - started:.2f} {loaded - imported:.2f} {time.perf_counter() - loaded:.2f} {'torch' in sys.modules}")

@@ -21,7 +21,9 @@ from rich.table import Table
 from llmwiki.errors import LlmwikiError
 
 if TYPE_CHECKING:
+    from llmwiki.services import Services
     from llmwiki.workspace import Workspace
+
 
 class _Console(Console):
     def on_broken_pipe(self) -> None:
@@ -37,12 +39,19 @@ errors = _Console(stderr=True, soft_wrap=True)
 
 def _workspace(path: str | None, *, damaged_ok: bool = False) -> Workspace:
     """The workspace, its store checked and any interrupted operation finished or undone."""
-    from llmwiki.journal import RECOVERED, open_workspace
+    from llmwiki.publish.journal import RECOVERED, open_workspace
 
     workspace = open_workspace(path or None, damaged_ok=damaged_ok)
     if workspace.root in RECOVERED:
         errors.print(f"Note: {RECOVERED.pop(workspace.root)}.", highlight=False, markup=False)
     return workspace
+
+
+def _services(workspace: Workspace) -> Services:
+    """The models and services of this command, built here at the edge and handed to the steps (``llmwiki.services``)."""
+    from llmwiki.services import Services
+
+    return Services(workspace)
 
 
 workspace_option = click.option(
@@ -82,9 +91,10 @@ def init(path: str, no_git: bool) -> None:
 def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wiki: bool) -> None:
     """Ingest files or folders (default: the workspace's sources/), then write the wiki pages of every
     source that lacks them (also those an interrupted run left without)."""
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     workspace = _workspace(workspace_path)
+    services = _services(workspace)
     with Progress(
         TextColumn("[bold]ingest"),
         BarColumn(),
@@ -101,7 +111,7 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
 
         # A relative path names a file here, else one in the workspace ("wiki/answers/x.md" from anywhere).
         named = [path if Path(path).exists() or Path(path).is_absolute() or not (workspace.root / path).exists() else workspace.root / path for path in paths]
-        report = ingest_paths(workspace, named or None, copy=copy, on_progress=on_progress, generate=not no_wiki)
+        report = ingest_paths(workspace, named or None, copy=copy, on_progress=on_progress, generate=not no_wiki, services=services)
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
             console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
@@ -114,8 +124,8 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
         console.print(f"Finished {len(report.finished)} source(s) an earlier run left without pages: {', '.join(report.finished)}", highlight=False, markup=False)
     if report.generation is not None:
         _print_generation(report.generation)
-        _hold(workspace, report.generation.pages)
-    _recheck(workspace, report)
+        _hold(workspace, report.generation.pages, services)
+    _recheck(workspace, report, services)
     totals = workspace.store.totals()
     console.print(f"Store: {totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks, {totals['tokens']} tokens")
     if report.problems:
@@ -130,12 +140,13 @@ def watch(workspace_path: str | None, debounce_ms: int) -> None:
     from llmwiki.watch import watch_sources
 
     workspace = _workspace(workspace_path)
+    services = _services(workspace)
 
     def on_batch(batch) -> None:
         if batch.report is not None:
             _print_ingest(workspace, batch.report)
             if batch.report.generation is not None:
-                _hold(workspace, batch.report.generation.pages)
+                _hold(workspace, batch.report.generation.pages, services)
         if batch.recheck is not None:
             for line in batch.recheck.lines():
                 console.print(line, markup=False, highlight=False)
@@ -144,7 +155,7 @@ def watch(workspace_path: str | None, debounce_ms: int) -> None:
             errors.print(f"note: {note}", markup=False, highlight=False)
 
     try:
-        watch_sources(workspace, on_batch, debounce_ms=debounce_ms, ready=lambda: console.print(f"Watching {workspace.sources_dir} (Ctrl-C stops)", markup=False, highlight=False))
+        watch_sources(workspace, on_batch, debounce_ms=debounce_ms, services=services, ready=lambda: console.print(f"Watching {workspace.sources_dir} (Ctrl-C stops)", markup=False, highlight=False))
     except KeyboardInterrupt:
         pass
     console.print("Stopped watching.")
@@ -180,25 +191,24 @@ def _print_ingest(workspace: Workspace, report) -> None:
         _print_generation(report.generation)
 
 
-def _recheck(workspace: Workspace, report) -> None:
+def _recheck(workspace: Workspace, report, services: Services) -> None:
     """Verify again the pages resting on sources this ingest changed, and say what changed."""
     from llmwiki.review import recheck_sources
 
     changed = [outcome.path for outcome in report.outcomes if outcome.action == "updated"]
     if not changed:
         return
-    recheck = recheck_sources(workspace, changed, workspace.verifier)
+    recheck = recheck_sources(workspace, changed, services.load_verifier)
     for line in recheck.lines():
         console.print(line, markup=False, highlight=False)
     console.print(recheck.summary(), markup=False, highlight=False)
 
 
-def _hold(workspace: Workspace, pages, *, backend=None) -> None:
+def _hold(workspace: Workspace, pages, services: Services) -> None:
     """[review] hold: verify the pages a model just wrote and hold those it says to, saying which."""
     from llmwiki.review import apply_hold
 
-    backend = backend or workspace.backend()
-    held = apply_hold(workspace, list(pages), model_written=getattr(backend, "generates", False), verifier=workspace.verifier)
+    held = apply_hold(workspace, list(pages), model_written=getattr(services.backend, "generates", False), verifier=services.load_verifier)
     if held:
         console.print(f"Held {len(held)} page(s) for review ([review] hold); `llmwiki review --queue` lists them: {', '.join(held)}", markup=False, highlight=False)
 
@@ -216,7 +226,7 @@ def _print_generation(generation) -> None:
 @click.option("--all", "everything", is_flag=True, help="Regenerate the pages of every ready source.")
 def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: bool) -> None:
     """Rewrite the wiki pages of sources (named directly or by one of their pages)."""
-    from llmwiki.wiki import regenerate_sources, sources_for
+    from llmwiki.publish.wiki import regenerate_sources, sources_for
 
     workspace = _workspace(workspace_path)
     if everything:
@@ -225,10 +235,10 @@ def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: b
         documents = sources_for(workspace, names)
     else:
         raise click.UsageError("name a source or page, or pass --all")
-    backend = workspace.backend()
-    generation = regenerate_sources(workspace, documents, backend=backend, tracer=workspace.tracer(), operation="regenerate")
+    services = _services(workspace)
+    generation = regenerate_sources(workspace, documents, backend=services.backend, tracer=services.tracer, operation="regenerate")
     _print_generation(generation)
-    _hold(workspace, generation.pages, backend=backend)
+    _hold(workspace, generation.pages, services)
 
 
 @cli.command()
@@ -243,7 +253,7 @@ def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: b
               help="Answer one question per line of FILE ('-' for standard input), in order; with --json one object per line.")
 def ask(question: str | None, workspace_path: str | None, open_page: str | None, agentic: bool, stream: bool, save: bool, as_json: bool, batch_file: str | None) -> None:
     """Answer a question from the wiki (or the sources) with citations."""
-    from llmwiki.answer import agentic_answer, answer_question, save_answer
+    from llmwiki.read.answer import agentic_answer, answer_question, save_answer
 
     if (question is None) == (batch_file is None):
         raise click.UsageError("give one QUESTION, or --batch FILE with one question per line")
@@ -253,7 +263,7 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
         if not relative.startswith("wiki/") or not (workspace.root / relative).is_file():
             raise click.BadParameter(f"{open_page}: no such wiki page. {workspace.PAGE_FIX}", param_hint="--open")
         open_page = relative
-    backend = workspace.backend()
+    services = _services(workspace)  # each model loaded once for all the questions of this command
     if batch_file is not None:
         if save or agentic:
             raise click.UsageError("--batch answers questions as they are; it does not save them or run tools (ask them one at a time for that)")
@@ -263,10 +273,9 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
         except OSError as err:
             raise click.BadParameter(f"{batch_file}: cannot be read ({err.strerror or err}). Give a text file with one question per line, or - for standard input.",
                                      param_hint="--batch") from None
-        verifier = workspace.verifier()  # loaded once for the whole batch
         for number, item in enumerate(questions, start=1):
             errors.print(f"{number}/{len(questions)} {item}", highlight=False, markup=False)  # progress on stderr; stdout stays one answer a line
-            answer = answer_question(workspace, item, open_page=open_page, backend=backend, verifier=verifier)
+            answer = answer_question(workspace, item, open_page=open_page, services=services)
             if as_json:
                 click.echo(json.dumps(answer.as_json(), ensure_ascii=False))
             else:
@@ -280,14 +289,14 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
 
     quiet = on_token if not as_json else None
     if agentic:
-        answer = agentic_answer(workspace, question, backend=backend, strict=not stream, on_token=quiet, tracer=workspace.tracer())
+        answer = agentic_answer(workspace, question, services=services, strict=not stream, on_token=quiet)
     else:
-        answer = answer_question(workspace, question, open_page=open_page, backend=backend, on_token=quiet if backend.generates else None)
+        answer = answer_question(workspace, question, open_page=open_page, services=services, on_token=quiet if services.backend.generates else None)
     saved = None
     if save:
         if answer.refused:
             raise click.ClickException(f"not saved: the answer is a refusal ({answer.text}); there is nothing cited to keep as a page.")
-        saved = save_answer(workspace, answer)
+        saved = save_answer(workspace, answer, services=services)
     if as_json:
         click.echo(json.dumps(answer.as_json() | ({"saved_as": saved[0]} if saved else {}), ensure_ascii=False))
         return
@@ -330,10 +339,11 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
     from llmwiki.verify.nli import describe, not_nli_note
 
     workspace = _workspace(workspace_path)
+    services = _services(workspace)
     if recalibrate:
         from llmwiki.review import recalibrate_from_verdicts
 
-        verifier = workspace.verifier()
+        verifier = services.verifier
         outcome = recalibrate_from_verdicts(workspace, verifier.name)
         console.print(outcome.summary() + (" Score the pages with it: llmwiki verify --all --force." if outcome.kept else ""), markup=False, highlight=False)
         if not (pages or everything or changed):
@@ -347,7 +357,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
         names = [page_under_wiki(workspace, page) for page in pages]
     else:
         raise click.UsageError("name pages, or pass --all or --changed")
-    verifier = workspace.verifier()
+    verifier = services.verifier
     if (note := not_nli_note(verifier)) is not None:
         errors.print(f"note: {note}", markup=False, highlight=False)
     reviews, failures = [], []
@@ -464,14 +474,14 @@ def review(page, workspace_path, accepted, rejected, note, reviewer, release, qu
     if contest_id is not None:
         if keep is None:
             raise click.UsageError("--contest needs --keep a, b or both")
-        resolved = reviewing.resolve(workspace, contest_id, keep=keep, note=note, reviewer=name, verifier=workspace.verifier())
+        resolved = reviewing.resolve(workspace, contest_id, keep=keep, note=note, reviewer=name, verifier=_services(workspace).verifier)
         console.print(f"contested claim {resolved.id}: {resolved.status} ({name})", markup=False, highlight=False)
         return
     if page is None:
         raise click.UsageError("name a page (wiki/concepts/NAME.md), or pass --queue")
     numbers = {flag: _sentence_numbers(values, flag) for flag, values in (("--accept", accepted), ("--reject", rejected))}
     relative = reviewing.page_under_wiki(workspace, page)
-    reviewed = reviewing.review_page(workspace, relative, workspace.verifier())
+    reviewed = reviewing.review_page(workspace, relative, _services(workspace).verifier)
     if numbers["--accept"] or numbers["--reject"]:
         recorded = reviewing.decide(workspace, reviewed, accept=numbers["--accept"], reject=numbers["--reject"], note=note, reviewer=name)
         console.print(f"{relative}: {len(recorded)} verdict(s) recorded by {name}", markup=False, highlight=False)
@@ -574,7 +584,7 @@ def edit(page: str, workspace_path: str | None, body_file: str | None, expected_
     console.print(f"Saved {page} as version {new_version}" + (f"; commit {commit[:10]}" if commit else "") + ".")
     from llmwiki.review import release_if_passing
 
-    released = release_if_passing(workspace, page, verifier=workspace.verifier)
+    released = release_if_passing(workspace, page, verifier=_services(workspace).load_verifier)
     if released is not None:
         console.print(released, markup=False, highlight=False)
 
@@ -608,7 +618,7 @@ def lint_command(workspace_path: str | None, fix: bool, severity: str) -> None:
     workspace = _workspace(workspace_path)
     with Progress(TextColumn("[bold]lint: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
         task = progress.add_task("pages", total=None)
-        report = lint(workspace, on_progress=lambda done, total, stage: progress.update(task, completed=done, total=total, description=stage))
+        report = lint(workspace, services=_services(workspace), on_progress=lambda done, total, stage: progress.update(task, completed=done, total=total, description=stage))
     shown = SEVERITIES[: SEVERITIES.index(severity) + 1]
     for finding in report.findings:
         if finding.severity not in shown:
@@ -724,9 +734,10 @@ def status(workspace_path: str | None) -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="How many hits to show (default: [retrieval] search_limit).")
 def search_command(query: str, workspace_path: str | None, scope: str, limit: int | None) -> None:
     """Full-text search (BM25): all words first, any word when nothing has them all."""
-    from llmwiki.search import search
+    from llmwiki.read.search import search
 
-    result = search(_workspace(workspace_path), query, scope=scope, limit=limit)
+    workspace = _workspace(workspace_path)
+    result = search(workspace, query, scope=scope, limit=limit, embedder=_services(workspace).embedder)
     console.print(result.readout, highlight=False)
     for rank, hit in enumerate(result.hits, start=1):
         console.print(f"\n[bold]{rank}. {hit.label}[/bold]  (score {hit.score:.2f}, chunk {hit.chunk_id})", highlight=False)
@@ -738,10 +749,10 @@ def search_command(query: str, workspace_path: str | None, scope: str, limit: in
 @click.option("--model", default=None, help="Sentence-transformers model id or path (default: [retrieval] embedding_model).")
 def embed(workspace_path: str | None, model: str | None) -> None:
     """Compute embeddings for chunks that lack them (used when [retrieval] hybrid = true)."""
-    from llmwiki.embeddings import default_embedder, embed_missing
+    from llmwiki.embeddings import SentenceTransformerEmbedder, embed_missing
 
     workspace = _workspace(workspace_path)
-    embedder = default_embedder(model or workspace.config.retrieval.embedding_model, workspace.config.retrieval.embedding_int8)
+    embedder = SentenceTransformerEmbedder(model or workspace.config.retrieval.embedding_model, int8=workspace.config.retrieval.embedding_int8)
     with Progress(TextColumn("[bold]embed"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
         task = progress.add_task("", total=None)
         count = embed_missing(workspace.store, embedder, on_progress=lambda done, total: progress.update(task, completed=done, total=total))
@@ -800,7 +811,7 @@ def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_j
     from llmwiki.datasets import flatten_dims
 
     workspace = _workspace(workspace_path)
-    source = workspace.datasets()
+    source = _services(workspace).datasets
     for error in source.errors:
         errors.print(f"skipped: {error}", highlight=False, markup=False)
     if category is None and not (keys or metrics or dims):

@@ -91,7 +91,7 @@ class ChatConfig(_Section):
     history_messages: int = Field(6, ge=0, le=50)  # earlier messages a model sees
     max_tool_steps: int = Field(6, ge=1, le=30)  # agentic chat: tool rounds before it must answer
     answer_sentences: int = Field(2, ge=1, le=10)  # extractive answers (more when the question asks to list, describe or explain)
-    answer_ranker: str = "llmwiki-ranker"  # reorders an extractive answer's candidate sentences: "none", or an NLI-style model id or path (llmwiki.ranker)
+    answer_ranker: str = "llmwiki-ranker"  # reorders an extractive answer's candidate sentences: "none", or an NLI-style model id or path (llmwiki.read.ranker)
     answer_similarity: str = "all-MiniLM-L6-v2"  # compares a question with those sentences (reorders; refuses when none is close): "none", or a sentence-transformers model
     # How strict refusals are: the share of a question's rarity-weighted terms the best (sentence, passage) must hold,
     # when the question names a selected document's subject and when it does not (None: llmwiki.policy's, fitted on S08).

@@ -439,17 +439,6 @@ class DatasetSource:
         return names
 
 
-_SOURCES: dict[tuple[Path, tuple], DatasetSource] = {}
-
-
-def dataset_source(folder: Path, *, aliases: dict[str, str] | None = None) -> DatasetSource:
-    """A shared DatasetSource per folder and aliases, so its parse cache lives across calls."""
-    key = (Path(folder).resolve(), tuple(sorted((aliases or {}).items())))
-    if key not in _SOURCES:
-        _SOURCES[key] = DatasetSource(folder, aliases=aliases)
-    return _SOURCES[key]
-
-
 def flatten_dims(frame: pl.DataFrame) -> pl.DataFrame:
     """The dims column (a list of name/value structs) as text, "name=value; name=value", for tables and CSV."""
     return frame.with_columns(

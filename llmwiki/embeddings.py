@@ -14,7 +14,6 @@ cost (see README: Search).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -68,12 +67,6 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self._load().encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
-
-
-@lru_cache(maxsize=4)
-def default_embedder(model: str = DEFAULT_EMBEDDING_MODEL, int8: bool = False) -> SentenceTransformerEmbedder:
-    """One embedder per model name, precision and process."""
-    return SentenceTransformerEmbedder(model, int8=int8)
 
 
 def embed_missing(

@@ -18,7 +18,7 @@ removed, and a page left with no section is deleted; the log lists both.
 
 This module reads stored chunks and the current text of the wiki pages it is
 given, and returns page texts (``compose_pages``); it writes nothing. Writing
-them (files, store, commit, snapshot) is ``llmwiki.wiki.publish``.
+them (files, store, commit, snapshot) is ``llmwiki.publish.wiki.publish``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pydantic import BaseModel, ValidationError
 
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
-from llmwiki.chunking import sentence_spans
+from llmwiki.ingest.chunking import sentence_spans
 from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from llmwiki.pages import link_target, source_paths, split_frontmatter
 from llmwiki.text import CONTENT_WORD, content_words
 from llmwiki.verify.page import quote_form
+from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
 SEVERITIES = ("error", "warning", "info")
@@ -116,14 +117,15 @@ def _link_to(page: str, target: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(page))
 
 
-def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Callable[[int, int, str], None] | None = None) -> LintReport:
-    """Every check; verifier defaults to the configured one, backend to the configured LLM.
+def lint(workspace: Workspace, *, services: Services | None = None, on_progress: Callable[[int, int, str], None] | None = None) -> LintReport:
+    """Every check. services: the verifier that finds contradictions (loaded only when two pages share words) and the
+    backend that confirms them (``llmwiki.services``; by default built from the workspace's settings for this call).
 
     on_progress(done, total, stage) reports counts stage by stage: "pages" (checked for links,
     cross-references and length), then "sentence pairs" (scored for contradictions by the NLI model).
     """
     from llmwiki.maintain import consistency_problems, stale_pages
-    from llmwiki.wiki import pending_sources
+    from llmwiki.publish.wiki import pending_sources
 
     root = workspace.root
     config = workspace.config.lint
@@ -176,7 +178,7 @@ def lint(workspace: Workspace, *, verifier=None, backend=None, on_progress: Call
         words = len(CONTENT_WORD.findall(page.prose))
         if words < config.thin_words:
             report.findings.append(Finding("thin", "info", (path,), f"{path} has {words} words of prose", "add to it from its sources, or merge it into a related page"))
-    report.findings += _recorded(workspace, _contradictions(workspace, concepts, report, verifier=verifier, backend=backend, on_progress=on_progress), report)
+    report.findings += _recorded(workspace, _contradictions(workspace, concepts, report, services=services or Services(workspace), on_progress=on_progress), report)
     order = {severity: index for index, severity in enumerate(SEVERITIES)}
     report.findings.sort(key=lambda finding: (order[finding.severity], finding.kind, finding.pages))
     return report
@@ -217,7 +219,7 @@ def _sentences(page: _Page) -> list[str]:
     return [sentence.text for sentence in page_sentences(BLOCK.sub("", page.body))]
 
 
-def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: LintReport, *, verifier, backend, on_progress) -> list[Finding]:
+def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: LintReport, *, services: Services, on_progress) -> list[Finding]:
     """Sentence pairs across concept pages sharing a source that the NLI model finds contradictory."""
     config = workspace.config.lint
     pairs: list[tuple[float, str, str, str, str]] = []
@@ -243,9 +245,7 @@ def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: Li
                         pairs.append((overlap, first, a, second, b))
     if not pairs:
         return []
-    if verifier is None:
-
-        verifier = workspace.verifier()
+    verifier = services.verifier
     if not getattr(verifier, "contradictions", False):
         report.notes.append(f"contradictions not checked: the configured verifier ({verifier.name}) is not an NLI model; set [verification] model to one")
         return []
@@ -263,7 +263,7 @@ def _contradictions(workspace: Workspace, concepts: dict[str, _Page], report: Li
             on_progress(min(start + batch, len(premises)), len(premises), "sentence pairs")
     report.pairs_scored = len(pairs)
     findings = []
-    backend = backend if backend is not None else workspace.backend()
+    backend = services.backend
     generates = getattr(backend, "generates", False)
     for index, (_, first, a, second, b) in enumerate(pairs):
         score = min(scores[index], scores[index + len(pairs)])  # a contradiction reads both ways; one way alone is often a topic change
@@ -352,9 +352,9 @@ def _insert_block(body: str, block: str) -> str:
 
 def repair(workspace: Workspace, report: LintReport) -> tuple[list[str], str | None]:
     """Write contradiction warnings and data-gap TODOs; turn resolved gaps into links. Returns (pages, commit)."""
-    from llmwiki.journal import operation
+    from llmwiki.publish.journal import operation
     from llmwiki.pages import render_page
-    from llmwiki.wiki import publish
+    from llmwiki.publish.wiki import publish
 
     root = workspace.root
     with operation(workspace, "lint repairs"):

@@ -1,6 +1,6 @@
 """Wiki maintenance: withdrawing a source (with the derivation cascade), safe
 edits and deletion, history and restore. Each write operation runs under the
-journal of ``llmwiki.journal``, so a crash midway is finished or rolled back.
+journal of ``llmwiki.publish.journal``, so a crash midway is finished or rolled back.
 
 ``withdraw`` follows derivation to a fixpoint: a page is derived from the
 sources (and pages) listed in its frontmatter ``sources``. When a source is
@@ -34,15 +34,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from llmwiki import history
+from llmwiki.publish import history
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint
-from llmwiki.ingest import content_hash
-from llmwiki.journal import operation
+from llmwiki.ingest.sources import content_hash
+from llmwiki.publish.journal import operation
 from llmwiki.pages import render_page, source_paths, split_frontmatter
-from llmwiki.snapshots import RestoreReport, StoreRecovery, recover_store, restore_to, snapshots, store_problem
+from llmwiki.publish.snapshots import RestoreReport, StoreRecovery, recover_store, restore_to, snapshots, store_problem
 from llmwiki.verify.page import load_verification
-from llmwiki.wiki import publish
+from llmwiki.publish.wiki import publish
 from llmwiki.workspace import COLLECTION_PAGES, Workspace
 
 

@@ -19,7 +19,6 @@ the CLI or a notebook writes meanwhile is found by the next call. Long calls
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import json
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from llmwiki.tools import (
     limit_argument,
     text_argument,
 )
+from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
 PAGE_KINDS = {"summaries": "wiki/summaries/", "concepts": "wiki/concepts/", "answers": "wiki/answers/", "all": "wiki/"}
@@ -61,17 +61,6 @@ def http_address(value: str, *, allow_remote: bool) -> tuple[str, int]:
     return host, int(port)
 
 
-class _Models:
-    """The models a server needs, each loaded once per process, on the first call that needs it."""
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
-
-    @functools.cached_property
-    def verifier(self):
-        return self.workspace.verifier()
-
-
 def _page_path(workspace: Workspace, value: str) -> str:
     """A wiki page's workspace path from what an agent gives ('concepts/x.md' or 'wiki/concepts/x.md')."""
     from llmwiki.review import page_under_wiki
@@ -86,18 +75,19 @@ def _sentence_json(score, threshold: float) -> dict:
             "excerpt": {"text": score.excerpt, "path": score.excerpt_path, "page": score.excerpt_page, "chunk_id": score.excerpt_chunk_id}}
 
 
-def tool_functions(workspace: Workspace, models: _Models) -> dict[str, Callable[[dict, Callable[[float, float, str], None]], Any]]:
-    """{tool name: run(arguments, progress) -> JSON-able result}, the arguments already checked against the spec."""
-    from llmwiki.answer import answer_question, save_answer
-    from llmwiki.search import search
-    from llmwiki.select import read_wiki_page
+def tool_functions(workspace: Workspace, services: Services) -> dict[str, Callable[[dict, Callable[[float, float, str], None]], Any]]:
+    """{tool name: run(arguments, progress) -> JSON-able result}, the arguments already checked against the spec.
+    services: the server's models, each loaded once, on the first call that needs it."""
+    from llmwiki.read.answer import answer_question, save_answer
+    from llmwiki.read.search import search
+    from llmwiki.read.select import read_wiki_page
     from llmwiki.verify.page import load_verification, verify_text, wiki_pages
 
     threshold = workspace.config.verification.threshold
 
     def run_search(arguments, progress):
         result = search(workspace, text_argument(arguments, "query"), scope=choice_argument(arguments, "scope", ("wiki", "sources", "all"), "all"),
-                        limit=limit_argument(arguments))
+                        limit=limit_argument(arguments), embedder=services.embedder)
         return {"readout": result.readout, "case": result.case, "matched_count": result.matched_count, "total_count": result.total_count,
                 "widened": result.widened, "terms": list(result.terms),
                 "hits": [{"chunk_id": hit.chunk_id, "path": hit.path, "title": hit.title, "kind": hit.kind, "page": hit.page,
@@ -128,24 +118,24 @@ def tool_functions(workspace: Workspace, models: _Models) -> dict[str, Callable[
         open_page = text_argument(arguments, "open_page") or None
         if open_page is not None:
             open_page = _page_path(workspace, open_page)
-        answer = answer_question(workspace, text_argument(arguments, "question"), open_page=open_page)
+        answer = answer_question(workspace, text_argument(arguments, "question"), open_page=open_page, services=services)
         progress(2, 2, "answered")
         return answer.as_json()
 
     def run_query_dataset(arguments, progress):
         from llmwiki.policy import SELECT_POLICY
 
-        frame = workspace.datasets().query(text_argument(arguments, "category"), key=text_argument(arguments, "key") or None,
-                                           metric=text_argument(arguments, "metric") or None)
+        frame = services.datasets.query(text_argument(arguments, "category"), key=text_argument(arguments, "key") or None,
+                                       metric=text_argument(arguments, "metric") or None)
         shown = SELECT_POLICY.max_dataset_rows
         return {"rows": json.loads(frame.head(shown).write_json()), "row_count": frame.height, "shown": min(frame.height, shown)}
 
     def run_verify_text(arguments, progress):
         text = text_argument(arguments, "text")
-        progress(0, 1, "loading the verifier" if "verifier" not in models.__dict__ else "scoring")
-        scores = verify_text(workspace, text, models.verifier)
+        progress(0, 1, "scoring" if services.loaded("verifier") else "loading the verifier")
+        scores = verify_text(workspace, text, services.verifier)
         progress(1, 1, "scored")
-        return {"threshold": threshold, "verifier": models.verifier.name, "supported_share": round(sum(score.supported(threshold) for score in scores) / len(scores), 4),
+        return {"threshold": threshold, "verifier": services.verifier.name, "supported_share": round(sum(score.supported(threshold) for score in scores) / len(scores), 4),
                 "sentences": [_sentence_json(score, threshold) for score in scores]}
 
     def run_page_verification(arguments, progress):
@@ -159,29 +149,30 @@ def tool_functions(workspace: Workspace, models: _Models) -> dict[str, Callable[
 
     def run_save_answer(arguments, progress):
         progress(0, 2, "answering")
-        answer = answer_question(workspace, text_argument(arguments, "question"))
+        answer = answer_question(workspace, text_argument(arguments, "question"), services=services)
         if answer.refused:
             raise ToolArgumentError(f"not saved: the sources do not answer it ({answer.text.strip()[:200]})")
-        path, commit = save_answer(workspace, answer, title=text_argument(arguments, "title") or None)
+        path, commit = save_answer(workspace, answer, title=text_argument(arguments, "title") or None, services=services)
         progress(2, 2, "saved")
         return {"saved_as": path, "commit": commit, "answer": answer.as_json()}
 
     def run_ingest(arguments, progress):
-        from llmwiki.wiki import ingest_paths
+        from llmwiki.publish.wiki import ingest_paths
 
         path = text_argument(arguments, "path")
         relative = workspace.relative(workspace.root / path)
         if not relative.startswith("sources/") or not (workspace.root / relative).is_file():
             raise ToolArgumentError(f"{path}: ingest takes a file already inside sources/ (copy it there first)")
-        report = ingest_paths(workspace, [workspace.root / relative])
+        report = ingest_paths(workspace, [workspace.root / relative], services=services)
         return {"summary": report.summary(), "outcomes": [{"path": outcome.path, "action": outcome.action, "reason": outcome.reason} for outcome in report.outcomes]}
 
     return {"search": run_search, "read_page": run_read_page, "list_pages": run_list_pages, "ask": run_ask, "query_dataset": run_query_dataset,
             "verify_text": run_verify_text, "page_verification": run_page_verification, "save_answer": run_save_answer, "ingest": run_ingest}
 
 
-def build_server(workspace: Workspace, *, allow_writes: bool = False):
-    """The MCP server of a workspace: the read tools (and the write tools with allow_writes) and the pages as resources."""
+def build_server(workspace: Workspace, *, allow_writes: bool = False, services: Services | None = None):
+    """The MCP server of a workspace: the read tools (and the write tools with allow_writes) and the pages as resources.
+    services: the models its tools use, loaded once per server (by default built from the workspace's settings)."""
     import anyio
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -189,8 +180,7 @@ def build_server(workspace: Workspace, *, allow_writes: bool = False):
     from mcp_types import CallToolResult, TextContent
     from pydantic import Field
 
-    models = _Models(workspace)
-    functions = tool_functions(workspace, models)
+    functions = tool_functions(workspace, services or Services(workspace))
 
     class _SpecTool(Tool):
         """A tool whose schema and checks are its ToolSpec's: the raw arguments go to the spec, not to a pydantic model."""
@@ -234,7 +224,7 @@ def build_server(workspace: Workspace, *, allow_writes: bool = False):
     @server.resource("llmwiki://wiki/{+path}", name="wiki page", description="A page of the wiki, as Markdown (path under wiki/, e.g. concepts/otter.md)",
                      mime_type="text/markdown")
     def wiki_page(path: str) -> str:
-        from llmwiki.select import read_wiki_page
+        from llmwiki.read.select import read_wiki_page
 
         try:
             return read_wiki_page(workspace, path)

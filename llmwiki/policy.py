@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class AnswerPolicy:
-    """How the extractive answer ranks sentences, gives verdicts and refuses (llmwiki.answer, llmwiki.questions)."""
+    """How the extractive answer ranks sentences, gives verdicts and refuses (llmwiki.read.answer, llmwiki.read.questions)."""
 
     # The share of a question's terms, each weighted by its rarity in the store, that the best sentence and the best
     # passage must hold before anything is answered (sentence, passage). The corpus a workspace holds is interlinked:
@@ -69,7 +69,7 @@ class AnswerPolicy:
     listing_sentences: int = 3
     # The best sentences whose subjects must agree before "he" in a question that names no one is answered.
     whose_sentences: int = 3
-    # The answer ranker (llmwiki.ranker): the hand ranking's best `ranked` sentences are reordered by score +
+    # The answer ranker (llmwiki.read.ranker): the hand ranking's best `ranked` sentences are reordered by score +
     # ranker_weight x P(holds the answer) + similarity_weight x cosine(question, sentence). S08, each set held out
     # (bench/ranker.py): the reference is in the best 12 for 0.66 of fact questions; first sentence / first two hold
     # it 0.525 / 0.605 -> 0.537 / 0.605 with the cosine.
@@ -87,7 +87,7 @@ class AnswerPolicy:
 
 @dataclass(frozen=True)
 class SelectPolicy:
-    """How much context the pre-retrieval selector gathers (llmwiki.select)."""
+    """How much context the pre-retrieval selector gathers (llmwiki.read.select)."""
 
     # Source chunks cited by the selected wiki chunks are followed up to max(follow_factor x source_chunks,
     # min_followed): S08 bench/qa.py, the share of fact questions whose context holds the answer.

@@ -283,7 +283,7 @@ def apply_hold(workspace: Workspace, written: Sequence[str], *, model_written: b
     """After a model wrote pages (not the extractive backend): verify them and, under ``[review] hold``, mark those to
     hold (``hold_texts``) in one commit; returns the held pages. verifier: the verifier, or a callable that loads
     it (only called when something is to be verified). Nothing is done for the extractive backend or hold = "none"."""
-    from llmwiki.wiki import publish
+    from llmwiki.publish.wiki import publish
 
     pages = [page for page in written if page.startswith(("wiki/summaries/", "wiki/concepts/", "wiki/answers/")) and (workspace.root / page).is_file()]
     if hold_setting(workspace) == "none" or not model_written or not pages:
@@ -318,7 +318,7 @@ def held_pages(workspace: Workspace, pages: Sequence[str] | None = None) -> dict
 
 def release(workspace: Workspace, page: str, *, reviewer: str, why: str | None = None) -> str | None:
     """Release a held page: its frontmatter loses the hold, in one commit naming the reviewer; returns the commit."""
-    from llmwiki.wiki import publish
+    from llmwiki.publish.wiki import publish
 
     relative = page_under_wiki(workspace, page)
     meta, body = split_frontmatter((workspace.root / relative).read_text(encoding="utf-8"))
@@ -356,7 +356,7 @@ RESOLUTIONS = {"a": "kept_a", "b": "kept_b", "both": "both"}
 def resolve(workspace: Workspace, contest_id: int, *, keep: str, note: str | None, reviewer: str, verifier=None) -> ContestRow:
     """Resolve a contested claim: keep side a or b (the other page's sentence is then rejected, with the note) or
     keep both as contested; the resolution is written to the log in one commit."""
-    from llmwiki.wiki import publish
+    from llmwiki.publish.wiki import publish
 
     if keep not in RESOLUTIONS:
         raise ReviewError(f"--keep {keep}: keep a, b or both")

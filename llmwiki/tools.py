@@ -1,6 +1,6 @@
 """Tools an agent may call: one definition of each (name, description, JSON schema, argument checks).
 
-The agentic chat (``llmwiki.answer``) offers the read tools to a model, and
+The agentic chat (``llmwiki.read.answer``) offers the read tools to a model, and
 the MCP server (``llmwiki.mcp_server``) offers them and more to any agent,
 from these same specs and checks. Every argument is checked here before
 anything runs, and fails closed: a wrong type, a value out of range, text

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llmwiki.review import Recheck, recheck_sources
-from llmwiki.wiki import BuildReport, ingest_paths
+from llmwiki.publish.wiki import BuildReport, ingest_paths
+from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
 
@@ -39,12 +40,13 @@ def _relevant(path: Path) -> bool:
 
 
 def watch_sources(workspace: Workspace, on_batch: Callable[[WatchBatch], None], *, stop: threading.Event | None = None,
-                  debounce_ms: int = 1600, verifier=None, ready: Callable[[], None] | None = None) -> None:
+                  debounce_ms: int = 1600, services: Services | None = None, ready: Callable[[], None] | None = None) -> None:
     """Ingest each debounced batch of changes in sources/ until stop is set (or KeyboardInterrupt); on_batch gets
-    every batch's outcome. verifier: a verifier or a callable that loads one (for re-checks; default the workspace's)."""
+    every batch's outcome. services: the backend, tracer and embedder of each ingest and the verifier of the re-checks
+    (loaded at the first re-check), for the whole watch (by default built from the workspace's settings)."""
     import watchfiles
 
-    verifier = verifier or workspace.verifier
+    services = services or Services(workspace)
     sources = workspace.sources_dir
     if ready is not None:
         ready()
@@ -60,9 +62,9 @@ def watch_sources(workspace: Workspace, on_batch: Callable[[WatchBatch], None], 
                 present.add(path)
         if not present and not removed:
             continue
-        report = ingest_paths(workspace, sorted(present)) if present else None
+        report = ingest_paths(workspace, sorted(present), services=services) if present else None
         changed_sources = [outcome.path for outcome in report.outcomes if outcome.action == "updated"] if report else []
-        recheck = recheck_sources(workspace, changed_sources, verifier) if changed_sources else None
+        recheck = recheck_sources(workspace, changed_sources, services.load_verifier) if changed_sources else None
         relative_removed = tuple(sorted(path.relative_to(workspace.root).as_posix() for path in removed if path.is_relative_to(workspace.root)))
         notes = tuple(f"{path} was removed from sources/; withdraw its pages with `llmwiki withdraw {path}`" for path in relative_removed)
         changed = tuple(sorted(path.relative_to(workspace.root).as_posix() for path in present))

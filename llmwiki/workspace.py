@@ -10,6 +10,11 @@
 Every path that enters from outside (a CLI argument, a notebook, a model) is
 resolved through ``Workspace.relative`` so that nothing outside the folder is
 read or written.
+
+A workspace holds paths, settings and the store, nothing more: the models and
+services its steps use (answer backend, verifier, ranker, embedders, tracer,
+datasets) are built at the edge of the process and handed in
+(``llmwiki.services``).
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ class Workspace:
             config_path.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
         workspace = cls.open(root)
         if git:
-            from llmwiki.history import init_repository
+            from llmwiki.publish.history import init_repository
 
             init_repository(root)
         return workspace
@@ -70,7 +75,7 @@ class Workspace:
         """Open an existing workspace; the error says how to create one.
 
         Opening changes no state: finishing an operation a crash interrupted is
-        ``llmwiki.journal.recover``, which the CLI and notebooks call next.
+        ``llmwiki.publish.journal.recover``, which the CLI and notebooks call next.
         """
         root = Path(path).expanduser().resolve()
         if not (root / CONFIG_FILENAME).is_file():
@@ -109,12 +114,6 @@ class Workspace:
     def datasets_dir(self) -> Path:
         return (self.root / self.config.datasets.folder).resolve()
 
-    def datasets(self):
-        """The workspace's DatasetSource (one per process and folder, so parses are cached)."""
-        from llmwiki.datasets import dataset_source
-
-        return dataset_source(self.datasets_dir, aliases=self.config.datasets.aliases)
-
     @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIRNAME
@@ -151,56 +150,7 @@ class Workspace:
 
         return FileLock(str(self.state_dir / "wiki.lock"), timeout=max(self.config.store.lock_timeout_s, 60))
 
-    def tracer(self):
-        """The workspace's tracer ([tracing] in wiki_config.toml)."""
-        from llmwiki.tracing import NULL_TRACER, Tracer
-
-        if not self.config.tracing.enabled:
-            return NULL_TRACER
-        return Tracer(self.state_dir / "traces", payloads=self.config.tracing.payloads)
-
-    def backend(self):
-        """The answer backend named in [llm]."""
-        from llmwiki.backends import make_backend
-
-        return make_backend(self.config.llm)
-
-    def verifier(self):
-        """The verifier named in [verification], loaded once per process (a notebook's every
-        Verify click would otherwise load the model again, about 5 s); an NLI model's scores are
-        kept in .llmwiki/scores.sqlite unless [verification] cache_scores = false (``verify.cache``)."""
-        settings = self.config.verification
-        if not settings.cache_scores:
-            return _verifier(settings.model, settings.int8, settings.max_length, settings.runtime)
-        return _cached_verifier(settings.model, settings.int8, settings.max_length, settings.runtime, self.state_dir)
-
-    def answer_ranker(self):
-        """The answer ranker named in [chat] answer_ranker (loaded once per process), or None for the hand ranking."""
-        from llmwiki.ranker import load_ranker
-
-        return load_ranker(self.config.chat.answer_ranker, int8=self.config.verification.int8)
-
-    def answer_similarity(self):
-        """The sentence embedder named in [chat] answer_similarity (loaded once per process), or None."""
-        from llmwiki.ranker import load_similarity
-
-        return load_similarity(self.config.chat.answer_similarity, int8=self.config.verification.int8)
-
     def kind_of(self, relative_path: str) -> str:
         """'wiki' for pages under wiki/, 'source' for everything else."""
         return "wiki" if relative_path.startswith("wiki/") else "source"
 
-
-@functools.lru_cache(maxsize=4)
-def _verifier(model: str, int8: bool, max_length: int, runtime: str = "auto"):
-    from llmwiki.verify.nli import load_verifier
-
-    return load_verifier(model, int8=int8, max_length=max_length, runtime=runtime)
-
-
-@functools.lru_cache(maxsize=16)
-def _cached_verifier(model: str, int8: bool, max_length: int, runtime: str, state_dir: Path):
-    """The loaded verifier with its scores kept in this workspace's state folder: one per workspace and setting."""
-    from llmwiki.verify.cache import cached
-
-    return cached(_verifier(model, int8, max_length, runtime), state_dir)

@@ -9,10 +9,11 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
-    from llmwiki.answer import Conversation, agentic_answer, answer_question, save_answer
+    from llmwiki.read.answer import Conversation, agentic_answer, answer_question, save_answer
     from llmwiki.errors import LlmwikiError
     from llmwiki.notebook_args import parse_notebook_args
-    from llmwiki.journal import open_workspace
+    from llmwiki.publish.journal import open_workspace
+    from llmwiki.services import Services
 
     _parser = argparse.ArgumentParser(description="Ask questions of an llmwiki workspace.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -24,9 +25,10 @@ with app.setup:
 @app.cell
 def _():
     workspace = open_workspace(args.workspace)
-    backend = workspace.backend()
+    services = Services(workspace)  # the backend now; the ranker, embedder and verifier on the first question that needs them, once per kernel
+    backend = services.backend
     mo.md(f"# Ask the wiki\n\nWorkspace `{workspace.root}` · backend **{backend.name}** ({backend.model})")
-    return backend, workspace
+    return backend, services, workspace
 
 
 @app.cell
@@ -62,15 +64,15 @@ def _():
 
 
 @app.cell
-def _(agentic, ask_button, backend, conversation, open_page, question, set_answers, strict, workspace):
+def _(agentic, ask_button, conversation, open_page, question, services, set_answers, strict, workspace):
     mo.stop(not (ask_button.value or args.question), mo.md("_Type a question and press **Ask**._"))
     mo.stop(not question.value.strip(), mo.callout(mo.md("The question is empty."), kind="warn"))
     try:
         with mo.status.spinner(title="Selecting context and answering…"):
             if agentic.value:
-                answer = agentic_answer(workspace, question.value, backend=backend, strict=strict.value, conversation=conversation, tracer=workspace.tracer())
+                answer = agentic_answer(workspace, question.value, services=services, strict=strict.value, conversation=conversation)
             else:
-                answer = answer_question(workspace, question.value, open_page=open_page.value, backend=backend, conversation=conversation)
+                answer = answer_question(workspace, question.value, open_page=open_page.value, services=services, conversation=conversation)
     except LlmwikiError as error:
         answer = None
         mo.output.replace(mo.callout(mo.md(f"**Could not answer.** {error}"), kind="danger"))
@@ -140,12 +142,12 @@ def _(answer):
 
 
 @app.cell
-def _(get_answers, save_button, workspace):
+def _(get_answers, save_button, services, workspace):
     mo.stop(not (save_button.value or args.save))
     _answers = get_answers()
     mo.stop(not _answers, mo.callout(mo.md("There is no answer to save yet."), kind="warn"))
     try:
-        saved_path, _commit = save_answer(workspace, _answers[-1])  # a refusal is refused here, with the reason
+        saved_path, _commit = save_answer(workspace, _answers[-1], services=services)  # a refusal is refused here, with the reason
         if not mo.running_in_notebook():
             print(f"saved: {saved_path}")
         _message = mo.callout(mo.md(f"Saved as `{saved_path}`" + (f" (commit `{_commit[:10]}`)" if _commit else "") + ". Review its sentences in the **review** notebook."), kind="success")
@@ -165,12 +167,12 @@ def _(saved_path):
 
 
 @app.cell
-def _(saved_path, verify_button, workspace):
+def _(saved_path, services, verify_button, workspace):
     from llmwiki.verify import VerificationError, verify_page
     from llmwiki.verify.nli import describe
 
     mo.stop(saved_path is None or not (verify_button.value or (args.save and not mo.running_in_notebook())))
-    _verifier = workspace.verifier()
+    _verifier = services.verifier
     try:
         with mo.status.spinner(title=f"Verifying with {_verifier.name}…"):
             _result = verify_page(workspace, saved_path, _verifier, premises_per_sentence=workspace.config.verification.premises_per_sentence)

@@ -12,7 +12,8 @@ with app.setup:
 
     from llmwiki.datasets import flatten_dims
     from llmwiki.notebook_args import inline_chart_data, parse_notebook_args
-    from llmwiki.journal import open_workspace
+    from llmwiki.publish.journal import open_workspace
+    from llmwiki.services import Services
 
     _parser = argparse.ArgumentParser(description="Browse the Markdown datasets of an llmwiki workspace.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -24,7 +25,7 @@ with app.setup:
 @app.cell
 def _():
     workspace = open_workspace(args.workspace)
-    source = workspace.datasets()
+    source = Services(workspace).datasets  # its parse cache lives as long as the kernel
     _errors = [mo.callout(mo.md(f"Skipped: {error}"), kind="warn") for error in source.errors]
     _summary = source.summary()
     mo.vstack([mo.md(f"# Datasets\n\nFolder `{workspace.datasets_dir}`"), *_errors, mo.ui.table(_summary, selection=None, label="Categories") if _summary.height else mo.md("")])

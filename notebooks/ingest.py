@@ -11,10 +11,11 @@ with app.setup:
     import polars as pl
 
     from llmwiki.errors import LlmwikiError
-    from llmwiki.ingest import import_bytes
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.ingest.sources import import_bytes
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.notebook_args import parse_notebook_args
-    from llmwiki.journal import open_workspace
+    from llmwiki.publish.journal import open_workspace
+    from llmwiki.services import Services
 
     _parser = argparse.ArgumentParser(description="Ingest sources into an llmwiki workspace.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -25,8 +26,9 @@ with app.setup:
 @app.cell
 def _():
     workspace = open_workspace(args.workspace)
+    services = Services(workspace)  # the backend, tracer and embedder of every ingest in this kernel
     mo.md(f"# Ingest\n\nWorkspace `{workspace.root}`. Drop files into `sources/` or upload them here, then press **Ingest**.")
-    return (workspace,)
+    return services, workspace
 
 
 @app.cell
@@ -52,7 +54,7 @@ def _(upload, workspace):
 
 
 @app.cell
-def _(ingest_button, uploaded, workspace, write_wiki):
+def _(ingest_button, services, uploaded, workspace, write_wiki):
     mo.stop(not (ingest_button.value or args.run), mo.md("_Press **Ingest** to ingest what is new or changed in sources/._"))
     _files = [path for path in workspace.sources_dir.rglob("*") if path.is_file() and not path.name.startswith(".")]
     with mo.status.progress_bar(total=max(len(_files), 1), title="Ingesting", remove_on_exit=True) as _bar:
@@ -64,7 +66,7 @@ def _(ingest_button, uploaded, workspace, write_wiki):
                 _last["done"] = done
 
         try:
-            report = ingest_paths(workspace, on_progress=_progress, generate=write_wiki.value)
+            report = ingest_paths(workspace, on_progress=_progress, generate=write_wiki.value, services=services)
         except LlmwikiError as error:
             report = None
             mo.output.replace(mo.callout(mo.md(f"**Ingest stopped.** {error}"), kind="danger"))

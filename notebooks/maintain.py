@@ -10,12 +10,13 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
-    from llmwiki import history
+    from llmwiki.publish import history
     from llmwiki.errors import LlmwikiError
     from llmwiki.lint import findings_table, lint, repair
     from llmwiki.maintain import delete_stale, page_history, plan_withdrawal, restore, stale_pages, withdraw
     from llmwiki.notebook_args import inline_chart_data, parse_notebook_args, progress_by_stage
-    from llmwiki.journal import open_workspace
+    from llmwiki.publish.journal import open_workspace
+    from llmwiki.services import Services
 
     _parser = argparse.ArgumentParser(description="Maintain an llmwiki workspace: withdraw sources, stale pages, history.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -28,8 +29,9 @@ with app.setup:
 @app.cell
 def _():
     workspace = open_workspace(args.workspace)
+    services = Services(workspace)  # lint's verifier and backend, loaded on the first lint of this kernel
     mo.md(f"# Maintain\n\nWorkspace `{workspace.root}`")
-    return (workspace,)
+    return services, workspace
 
 
 @app.cell
@@ -90,10 +92,10 @@ def _():
 
 
 @app.cell
-def _(lint_button, workspace):
+def _(lint_button, services, workspace):
     mo.stop(not (lint_button.value or args.lint), mo.md("_Press the button to lint the wiki._"))
     with progress_by_stage("Linting") as _progress:  # counts: pages checked, then sentence pairs scored by the NLI model
-        lint_report = lint(workspace, on_progress=_progress)
+        lint_report = lint(workspace, services=services, on_progress=_progress)
     lint_rows = pl.DataFrame(findings_table(lint_report), schema={"severity": pl.Utf8, "kind": pl.Utf8, "pages": pl.Utf8, "detail": pl.Utf8, "sentences": pl.Utf8, "action": pl.Utf8})
     if not mo.running_in_notebook():
         print(f"lint: {lint_report.summary()}")

@@ -15,7 +15,8 @@ with app.setup:
     from llmwiki.verify.nli import describe, not_nli_note
     from llmwiki.notebook_args import inline_chart_data, parse_notebook_args, progress_by_stage
     from llmwiki.errors import LlmwikiError
-    from llmwiki.journal import open_workspace
+    from llmwiki.publish.journal import open_workspace
+    from llmwiki.services import Services
 
     _parser = argparse.ArgumentParser(description="Review wiki pages: sentence scores against their sources, and the reviewers' verdicts.")
     _parser.add_argument("--workspace", default=None, help="The workspace folder (or LLMWIKI_WORKSPACE).")
@@ -41,7 +42,7 @@ def _():
 def _():
     workspace = open_workspace(args.workspace)
     pages_available = wiki_pages(workspace)
-    verifier = workspace.verifier()  # loaded once per kernel; its name is the one every score below carries
+    verifier = Services(workspace).verifier  # loaded once per kernel; its name is the one every score below carries
     _needing = pages_needing_verification(workspace, pages_available)
     pages_needing = _needing
     mo.md(f"# Review\n\nWorkspace `{workspace.root}` · {len(pages_available)} pages, {len(_needing)} with no or an outdated verification · "
@@ -80,7 +81,7 @@ def _(pages, verifier, verify_button, workspace):
 
 
 @app.cell
-def _(verified, workspace):
+def _(verified, verifier, workspace):
     _ = verified
     headless_decisions = []  # what --accept, --reject and --resolve did (headless runs)
     _reviewer = reviewer_name(workspace, args.reviewer)
@@ -94,7 +95,7 @@ def _(verified, workspace):
             headless_decisions.append(f"{_flag}ed {_page} sentence {_number}")
     for _value in args.resolve:
         _id, _, _keep = _value.partition(":")
-        resolve(workspace, int(_id), keep=_keep, note=args.note, reviewer=_reviewer, verifier=workspace.verifier())
+        resolve(workspace, int(_id), keep=_keep, note=args.note, reviewer=_reviewer, verifier=verifier)
         headless_decisions.append(f"resolved contested claim {_id}: {_keep}")
     if headless_decisions and not mo.running_in_notebook():
         print("decisions: " + "; ".join(headless_decisions))
@@ -225,7 +226,7 @@ def _(get_decisions, headless_decisions, workspace):
 
 
 @app.cell
-def _(contests, note, reviewer, set_decisions, set_outcome, workspace):
+def _(contests, note, reviewer, set_decisions, set_outcome, verifier, workspace):
     mo.stop(not contests)
     contest_choice = mo.ui.dropdown(options=list(contests), value=list(contests)[0], label="Contested claim")
     keep = mo.ui.radio(options={"keep a (reject b)": "a", "keep b (reject a)": "b", "keep both as contested": "both"}, value="keep both as contested", label="Resolution", inline=True)
@@ -234,7 +235,7 @@ def _(contests, note, reviewer, set_decisions, set_outcome, workspace):
         """Resolved in the click's callback, once per click."""
         try:
             _resolved = resolve(workspace, contests[contest_choice.value].id, keep=keep.value, note=note.value or None, reviewer=reviewer.value,
-                                verifier=workspace.verifier())
+                                verifier=verifier)
             set_outcome(f"Contested claim {_resolved.id} resolved: **{_resolved.status}** by {reviewer.value}.")
         except LlmwikiError as error:
             set_outcome(f"Not resolved: {error}")

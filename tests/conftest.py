@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import sys
@@ -112,6 +113,39 @@ def binary_fixtures(tmp_path_factory) -> dict[str, Path]:
     }
 
 
+@functools.cache
+def _shipped(part: str, int8: bool):
+    """One shipped model of each kind for the test session, as an edge loads it once for its process."""
+    from llmwiki.embeddings import SentenceTransformerEmbedder
+    from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker
+    from llmwiki.config import VerificationConfig
+    from llmwiki.verify.nli import load_verifier
+
+    if part == "ranker":
+        return load_ranker(DEFAULT_RANKER, int8=int8)
+    if part == "similarity":
+        return SentenceTransformerEmbedder(DEFAULT_SIMILARITY, int8=int8)
+    shipped = VerificationConfig()
+    return load_verifier(shipped.model, int8=int8, max_length=shipped.max_length, runtime=shipped.runtime)
+
+
+def services_for(workspace, **given):
+    """``Services(workspace, **given)``, with the session's shipped models for the parts the workspace's settings leave
+    at the shipped defaults (the tests' edge: each model loaded once, not once a test)."""
+    from llmwiki.config import ChatConfig, VerificationConfig
+    from llmwiki.services import Services
+
+    chat, verification, shipped_verification = workspace.config.chat, workspace.config.verification, VerificationConfig()
+    shared = {}
+    if chat.answer_ranker == ChatConfig().answer_ranker:
+        shared["ranker"] = functools.partial(_shipped, "ranker", verification.int8)
+    if chat.answer_similarity == ChatConfig().answer_similarity:
+        shared["similarity"] = functools.partial(_shipped, "similarity", verification.int8)
+    if (verification.model, verification.max_length, verification.runtime) == (shipped_verification.model, shipped_verification.max_length, shipped_verification.runtime):
+        shared["nli"] = functools.partial(_shipped, "nli", verification.int8)
+    return Services(workspace, **{part: load() for part, load in shared.items() if part not in given}, **given)
+
+
 @pytest.fixture(scope="session")
 def count_tokens():
     from llmwiki.models import minilm_token_counter
@@ -119,29 +153,18 @@ def count_tokens():
     return minilm_token_counter()
 
 
-KELP = "# Kelp\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring. Sea urchins graze on kelp.\n"
-VOLTA = "# Volta\n\nAlessandro Volta stacked zinc and copper discs into a pile. The Voltaic Pile made a steady current.\n"
-HIDDEN = "# Archive\n\nThe quartermaster logged the narwhal tusk in the archive ledger.\n"
-DATASET = """---
-type: dataset
-category: harbours
-format: long
-unit: ships
-as_of: 2024-01-01
-source: test
----
-
-| key | metric | value |
-|---|---|---|
-| Portsmouth | berths | 12 |
-| Dover | berths | 30 |
-"""
+# The sample texts of the shared fixtures below (tests/fixtures/texts/): two small sources, one that gets no pages, a dataset.
+TEXTS = FIXTURES / "texts"
+KELP = (TEXTS / "kelp.md").read_text(encoding="utf-8")
+VOLTA = (TEXTS / "volta.md").read_text(encoding="utf-8")
+HIDDEN = (TEXTS / "archive.md").read_text(encoding="utf-8")
+DATASET = (TEXTS / "harbours.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture
 def wiki(workspace):
     """A small generated wiki: kelp and volta sources with pages, one source without pages, a dataset."""
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     (workspace.sources_dir / "kelp.md").write_text(KELP, encoding="utf-8")
     (workspace.sources_dir / "volta.md").write_text(VOLTA, encoding="utf-8")
@@ -152,14 +175,14 @@ def wiki(workspace):
     return workspace
 
 
-REEF_A = "# Reef notes\n\nThe Kelp Forest shelters many fish. Divers study the Kelp Forest every spring.\n"
-REEF_B = "# Coast survey\n\nSurveyors mapped the Kelp Forest along the coast. The Kelp Forest grew after otters returned.\n"
+REEF_A = (TEXTS / "reef-notes.md").read_text(encoding="utf-8")
+REEF_B = (TEXTS / "coast-survey.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture
 def reef(workspace):
     """Two sources about the Kelp Forest, ingested with their wiki pages (one concept page shared by both)."""
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     (workspace.sources_dir / "a.md").write_text(REEF_A, encoding="utf-8")
     (workspace.sources_dir / "b.md").write_text(REEF_B, encoding="utf-8")

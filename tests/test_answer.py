@@ -5,9 +5,10 @@ import subprocess
 
 import pytest
 
-from llmwiki.answer import Conversation, agentic_answer, answer_question, condense, save_answer
+from llmwiki.read.answer import Conversation, agentic_answer, answer_question, condense, save_answer
 from llmwiki.backends import ExtractiveBackend, OpenAIBackend
 from llmwiki.pages import split_frontmatter
+from conftest import services_for
 from openai_stub import Reply, StubServer
 
 
@@ -16,7 +17,7 @@ def stub_backend(server):
 
 
 def test_extractive_answer_cites_the_source_chunks_it_was_given(wiki):
-    answer = answer_question(wiki, "What did Volta stack into a pile?", backend=ExtractiveBackend())
+    answer = answer_question(wiki, "What did Volta stack into a pile?", services=services_for(wiki, backend=ExtractiveBackend()))
     assert "zinc and copper" in answer.text
     assert answer.citations and not answer.unknown_citations
     texts = wiki.store.chunk_texts([citation.chunk_id for citation in answer.citations])
@@ -28,7 +29,7 @@ def test_extractive_answer_cites_the_source_chunks_it_was_given(wiki):
 
 def test_nothing_selected_means_no_model_call(wiki):
     with StubServer([Reply(content="should not be asked")]) as server:
-        answer = answer_question(wiki, "what did I say?", backend=stub_backend(server))
+        answer = answer_question(wiki, "what did I say?", services=services_for(wiki, backend=stub_backend(server)))
         assert server.requests == []
     assert answer.refused and "no searchable terms" in answer.text
 
@@ -36,11 +37,11 @@ def test_nothing_selected_means_no_model_call(wiki):
 def test_model_answer_keeps_known_citations_and_drops_invented_ones(wiki):
     with StubServer([Reply(content="Volta made a pile [c999999]. It was zinc and copper [cCHUNK].")]) as server:
         backend = stub_backend(server)
-        first = answer_question(wiki, "What did Volta stack?", backend=ExtractiveBackend())
+        first = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend()))
         chunk = first.context_chunk_ids[0]
         server.replies = [Reply(content=f"Volta made a pile [c999999]. It was zinc and copper [c{chunk}].")]
         tokens = []
-        answer = answer_question(wiki, "What did Volta stack?", backend=backend, on_token=tokens.append)
+        answer = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=backend), on_token=tokens.append)
     assert [citation.chunk_id for citation in answer.citations] == [chunk]
     assert answer.unknown_citations == (999999,) and "[c999999]" not in answer.text
     assert "".join(tokens).strip().startswith("Volta made a pile")
@@ -50,9 +51,9 @@ def test_model_answer_keeps_known_citations_and_drops_invented_ones(wiki):
 
 def test_follow_ups_are_condensed_and_history_is_reduced(wiki):
     conversation = Conversation()
-    first = answer_question(wiki, "Where do divers study the kelp forest?", backend=ExtractiveBackend(), conversation=conversation)
+    first = answer_question(wiki, "Where do divers study the kelp forest?", services=services_for(wiki, backend=ExtractiveBackend()), conversation=conversation)
     conversation.add("Where do divers study the kelp forest?", first)
-    refused = answer_question(wiki, "what did I say?", backend=ExtractiveBackend(), conversation=conversation)
+    refused = answer_question(wiki, "what did I say?", services=services_for(wiki, backend=ExtractiveBackend()), conversation=conversation)
     conversation.add("what did I say?", refused)
     standalone = condense("and in spring?", conversation, backend=ExtractiveBackend(), stopwords=frozenset({"where", "the"}))
     assert standalone.startswith("and in spring?") and "kelp" in standalone and "divers" in standalone
@@ -74,11 +75,11 @@ def test_agentic_chat_uses_tools_and_refuses_path_traversal(wiki):
     with StubServer(replies) as server:
         backend = stub_backend(server)
         # the chunk id the search will return
-        from llmwiki.search import search
+        from llmwiki.read.search import search
 
         chunk = search(wiki, "voltaic pile", scope="wiki").hits[0].chunk_id
         server.replies[2] = Reply(content=f"Volta stacked zinc and copper discs [c{chunk}].")
-        answer = agentic_answer(wiki, "What is a voltaic pile?", backend=backend, strict=True)
+        answer = agentic_answer(wiki, "What is a voltaic pile?", services=services_for(wiki, backend=backend), strict=True)
         tool_messages = [message for request in server.requests for message in request["body"]["messages"] if message["role"] == "tool"]
     assert not answer.refused and answer.citations[0].chunk_id == chunk
     assert any(message["content"].startswith("Refused:") and "etc/passwd" in message["content"] for message in tool_messages)
@@ -89,7 +90,7 @@ def test_agentic_chat_uses_tools_and_refuses_path_traversal(wiki):
 def test_strict_agentic_chat_refuses_without_a_substantive_tool_result(wiki):
     replies = [Reply(content=None, tool_calls=[{"name": "search_sources", "arguments": {"query": "quasar nebula"}}]), Reply(content="Quasars are bright [c1].")]
     with StubServer(replies) as server:
-        answer = agentic_answer(wiki, "What is a quasar?", backend=stub_backend(server), strict=True)
+        answer = agentic_answer(wiki, "What is a quasar?", services=services_for(wiki, backend=stub_backend(server)), strict=True)
     assert answer.refused and "strict mode" in answer.text
 
 
@@ -98,20 +99,20 @@ def test_the_step_limit_stops_a_tool_loop(wiki):
     with StubServer([loop, loop, loop, Reply(content="Kelp shelters fish.")]) as server:
         config = wiki.config.model_copy(update={"chat": wiki.config.chat.model_copy(update={"max_tool_steps": 2})})
         limited = type(wiki)(root=wiki.root, config=config)
-        answer = agentic_answer(limited, "kelp?", backend=stub_backend(server), strict=False)
+        answer = agentic_answer(limited, "kelp?", services=services_for(limited, backend=stub_backend(server)), strict=False)
         assert len(server.requests) == 3  # two tool rounds, then a final call without tools
         assert "tools" not in server.requests[-1]["body"]
     assert [step.split("(")[0] for step in answer.tool_steps] == ["search_wiki", "search_wiki", "step limit "]
 
 
 def test_saving_an_answer_merges_into_the_page_and_commits(wiki):
-    first = answer_question(wiki, "What did Volta stack into a pile?", backend=ExtractiveBackend())
+    first = answer_question(wiki, "What did Volta stack into a pile?", services=services_for(wiki, backend=ExtractiveBackend()))
     path, commit = save_answer(wiki, first, title="Volta's pile")
     page = (wiki.root / path).read_text(encoding="utf-8")
     meta, body = split_frontmatter(page)
     assert path == "wiki/answers/volta-s-pile.md" and commit
     assert meta["sources"][0] == {"path": "chat"} and meta["sources"][1:] and all(entry["path"].startswith("sources/") for entry in meta["sources"][1:])
-    second = answer_question(wiki, "Which metals were in the Voltaic Pile?", backend=ExtractiveBackend())
+    second = answer_question(wiki, "Which metals were in the Voltaic Pile?", services=services_for(wiki, backend=ExtractiveBackend()))
     save_answer(wiki, second, title="Volta's pile")
     merged = (wiki.root / path).read_text(encoding="utf-8")
     assert "What did Volta stack into a pile?" in merged and "Which metals were in the Voltaic Pile?" in merged
@@ -119,7 +120,7 @@ def test_saving_an_answer_merges_into_the_page_and_commits(wiki):
     assert wiki.store.document_by_path(path).kind == "wiki"
     log = subprocess.run(["git", "log", "--format=%s", "-n", "1"], cwd=wiki.root, capture_output=True, text=True).stdout
     assert log.startswith("save answer: wiki/answers/volta-s-pile.md")
-    refused = answer_question(wiki, "what did I say?", backend=ExtractiveBackend())
+    refused = answer_question(wiki, "what did I say?", services=services_for(wiki, backend=ExtractiveBackend()))
     from llmwiki.errors import LlmwikiError
 
     with pytest.raises(LlmwikiError, match="refusal cannot be saved"):
@@ -136,7 +137,7 @@ In 1896 Becquerel discovered radioactivity while investigating uranium salts. He
 
 @pytest.fixture
 def physics(workspace):
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     (workspace.sources_dir / "becquerel.md").write_text(BECQUEREL, encoding="utf-8")
     (workspace.sources_dir / "kelp.md").write_text("# Kelp\n\nKelp forests shelter fish along the northern coast. Divers study the kelp forest every spring.\n", encoding="utf-8")
@@ -145,18 +146,18 @@ def physics(workspace):
 
 
 def test_yes_no_questions_get_a_verdict_that_quotes_its_sentence(physics):
-    yes = answer_question(physics, "Was Becquerel born in Paris?", backend=ExtractiveBackend())
+    yes = answer_question(physics, "Was Becquerel born in Paris?", services=services_for(physics, backend=ExtractiveBackend()))
     assert yes.verdict == "yes" and yes.text.startswith("Yes — ") and "Paris" in yes.text and yes.citations
-    no = answer_question(physics, "Was Becquerel born in Lyon?", backend=ExtractiveBackend())
+    no = answer_question(physics, "Was Becquerel born in Lyon?", services=services_for(physics, backend=ExtractiveBackend()))
     assert no.verdict == "no" and no.text.startswith("No — ") and "Lyon" in no.text and no.citations
-    negated = answer_question(physics, "Did Becquerel win the Nobel Prize in 1911?", backend=ExtractiveBackend())
+    negated = answer_question(physics, "Did Becquerel win the Nobel Prize in 1911?", services=services_for(physics, backend=ExtractiveBackend()))
     assert negated.verdict == "no" and "1911" in negated.text
     assert all(citation.path == "sources/becquerel.md" for citation in yes.citations + no.citations)
 
 
 def with_sources(workspace, **texts: str):
     """The workspace with these sources (name=Markdown) ingested."""
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     for name, text in texts.items():
         (workspace.sources_dir / f"{name}.md").write_text(text, encoding="utf-8")
@@ -166,7 +167,7 @@ def with_sources(workspace, **texts: str):
 
 def ask_by_hand(workspace, question: str):
     """The extractive answer with the hand ranking alone: no model beyond the verifier."""
-    return answer_question(workspace, question, backend=ExtractiveBackend(), ranker=None, similarity=None)
+    return answer_question(workspace, question, services=services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None))
 
 
 def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspace):
@@ -223,27 +224,27 @@ def test_a_sentence_counts_its_articles_title_as_named_when_it_settles_yes_or_no
 def test_a_question_the_sources_do_not_cover_is_refused_and_cannot_be_saved(physics):
     from llmwiki.errors import LlmwikiError
 
-    offtopic = answer_question(physics, "Which fish do divers study in Mongolia?", backend=ExtractiveBackend())
+    offtopic = answer_question(physics, "Which fish do divers study in Mongolia?", services=services_for(physics, backend=ExtractiveBackend()))
     assert offtopic.refused and offtopic.text.startswith("The sources do not say") and "Mongolia" in offtopic.text and not offtopic.citations
     with pytest.raises(LlmwikiError, match="refusal cannot be saved"):
         save_answer(physics, offtopic)
-    answered = answer_question(physics, "When was Becquerel born?", backend=ExtractiveBackend())  # control
+    answered = answer_question(physics, "When was Becquerel born?", services=services_for(physics, backend=ExtractiveBackend()))  # control
     assert not answered.refused and "1852" in answered.text.split(" [c")[0]  # the dated sentence comes first
 
 
 def test_a_misspelled_name_is_read_as_the_one_the_sources_have_and_the_answer_says_so(physics):
-    misspelled = answer_question(physics, "When was Beckquerel born?", backend=ExtractiveBackend())
+    misspelled = answer_question(physics, "When was Beckquerel born?", services=services_for(physics, backend=ExtractiveBackend()))
     assert not misspelled.refused and "1852" in misspelled.text
     assert misspelled.read_as == (("beckquerel", "becquerel"),) and '"beckquerel" as "becquerel"' in misspelled.read_as_note
     assert misspelled.as_json()["read_as"] == {"beckquerel": "becquerel"}
-    spelled = answer_question(physics, "When was Becquerel born?", backend=ExtractiveBackend())  # control: nothing to read otherwise
+    spelled = answer_question(physics, "When was Becquerel born?", services=services_for(physics, backend=ExtractiveBackend()))  # control: nothing to read otherwise
     assert spelled.read_as == () and spelled.read_as_note == "" and "1852" in spelled.text
-    unknown = answer_question(physics, "When was Schrodinger born?", backend=ExtractiveBackend())  # no near name: still refused
+    unknown = answer_question(physics, "When was Schrodinger born?", services=services_for(physics, backend=ExtractiveBackend()))  # no near name: still refused
     assert unknown.refused and unknown.read_as == ()
 
 
 def test_index_corrections_touch_names_and_words_that_are_no_english_word():
-    from llmwiki.search import SearchIndex
+    from llmwiki.read.search import SearchIndex
     from llmwiki.store.duckdb_store import DuckDBStore
 
     store = DuckDBStore(":memory:")
@@ -259,11 +260,11 @@ def test_index_corrections_touch_names_and_words_that_are_no_english_word():
 
 
 def test_a_slip_of_a_common_word_is_read_as_the_english_word_the_sources_have(physics):
-    from llmwiki.search import SearchIndex
+    from llmwiki.read.search import SearchIndex
 
-    slip = answer_question(physics, "What did Becquerel discover while investigating urainum salts?", backend=ExtractiveBackend())
+    slip = answer_question(physics, "What did Becquerel discover while investigating urainum salts?", services=services_for(physics, backend=ExtractiveBackend()))
     assert slip.read_as == (("urainum", "uranium"),) and not slip.refused and "radioactivity" in slip.text
-    spelled = answer_question(physics, "What did Becquerel discover while investigating uranium salts?", backend=ExtractiveBackend())
+    spelled = answer_question(physics, "What did Becquerel discover while investigating uranium salts?", services=services_for(physics, backend=ExtractiveBackend()))
     assert spelled.read_as == () and "radioactivity" in spelled.text  # control
     index = SearchIndex.for_store(physics.store)
     assert index.corrections("Did Becquerel study pairs of salts?") == {}  # "pairs" is a word, though one slip from "Paris"
@@ -271,25 +272,25 @@ def test_a_slip_of_a_common_word_is_read_as_the_english_word_the_sources_have(ph
 
 
 def test_a_question_naming_no_one_is_refused_with_what_to_add(physics):
-    vague = answer_question(physics, "When was he born?", backend=ExtractiveBackend())
+    vague = answer_question(physics, "When was he born?", services=services_for(physics, backend=ExtractiveBackend()))
     assert vague.refused and "names no one" in vague.text and "born" in vague.text
-    named = answer_question(physics, "When was Becquerel born?", backend=ExtractiveBackend())  # control
+    named = answer_question(physics, "When was Becquerel born?", services=services_for(physics, backend=ExtractiveBackend()))  # control
     assert not named.refused
     # "Is it true that ..." frames the question; "true" is not one of its words, so this one names no one either
-    framed = answer_question(physics, "Is it true that he was born in 1852?", backend=ExtractiveBackend())
+    framed = answer_question(physics, "Is it true that he was born in 1852?", services=services_for(physics, backend=ExtractiveBackend()))
     assert framed.refused and "names no one" in framed.text
-    assert answer_question(physics, "Is it true that Becquerel was born in 1852?", backend=ExtractiveBackend()).verdict == "yes"  # control
+    assert answer_question(physics, "Is it true that Becquerel was born in 1852?", services=services_for(physics, backend=ExtractiveBackend())).verdict == "yes"  # control
 
 
 def test_penn_treebank_brackets_in_a_question_are_read_as_brackets(physics):
-    answer = answer_question(physics, "Was Becquerel -LRB- a physicist -RRB- born in Paris?", backend=ExtractiveBackend())
+    answer = answer_question(physics, "Was Becquerel -LRB- a physicist -RRB- born in Paris?", services=services_for(physics, backend=ExtractiveBackend()))
     assert answer.verdict == "yes" and "LRB" not in answer.text
 
 
 def test_an_answer_never_opens_with_an_unresolved_pronoun_and_quotes_stay_verbatim(physics):
-    from llmwiki.questions import opens_with_pronoun, unbracket
+    from llmwiki.read.questions import opens_with_pronoun, unbracket
 
-    answer = answer_question(physics, "Which prize did Becquerel win for discovering radioactivity?", backend=ExtractiveBackend())
+    answer = answer_question(physics, "Which prize did Becquerel win for discovering radioactivity?", services=services_for(physics, backend=ExtractiveBackend()))
     assert answer.text.startswith("[Antoine Henri Becquerel] won the 1903 Nobel Prize") and not opens_with_pronoun(answer.text)
     first = answer.text.split(" [c")[0]
     assert unbracket(first).strip() in " ".join(answer.citations[0].text.split())  # the quotation, less the bracket, is the source's
@@ -298,8 +299,8 @@ def test_an_answer_never_opens_with_an_unresolved_pronoun_and_quotes_stay_verbat
 def test_the_referent_of_he_comes_with_the_selection_and_from_the_store_when_it_does_not(physics, monkeypatch):
     from dataclasses import replace
 
-    from llmwiki.answer import _candidates
-    from llmwiki.select import select
+    from llmwiki.read.answer import _candidates
+    from llmwiki.read.select import select
 
     selection = select(physics, "Which prize did Becquerel win for discovering radioactivity?")
     sources = [item for item in selection.items if item.kind == "source"]
@@ -312,12 +313,12 @@ def test_the_referent_of_he_comes_with_the_selection_and_from_the_store_when_it_
 
 
 def test_a_saved_answer_is_never_the_only_evidence_for_the_next(physics):
-    first = answer_question(physics, "When did Becquerel discover radioactivity?", backend=ExtractiveBackend())
+    first = answer_question(physics, "When did Becquerel discover radioactivity?", services=services_for(physics, backend=ExtractiveBackend()))
     path, _ = save_answer(physics, first)
-    from llmwiki.search import search
+    from llmwiki.read.search import search
 
     assert path in [hit.path for hit in search(physics, "When did Becquerel discover radioactivity?", scope="wiki").hits]  # the saved page matches ...
-    again = answer_question(physics, "When did Becquerel discover radioactivity?", backend=ExtractiveBackend())
+    again = answer_question(physics, "When did Becquerel discover radioactivity?", services=services_for(physics, backend=ExtractiveBackend()))
     assert path not in [item.path for item in again.selection.items]  # ... but gives way to the source chunks it cites
     assert again.citations and all(citation.path.startswith("sources/") for citation in again.citations)
     assert "1896" in again.text
@@ -346,7 +347,7 @@ def test_ask_json_and_batch_print_one_object_per_question(physics, tmp_path):
 
 
 def test_run_tool_turns_any_bad_argument_into_a_tool_message(physics):
-    from llmwiki.answer import run_tool
+    from llmwiki.read.answer import run_tool
 
     cited: set[int] = set()
     bad_calls = [
@@ -361,18 +362,18 @@ def test_run_tool_turns_any_bad_argument_into_a_tool_message(physics):
         ("search_sources", "not an object"),
     ]
     for name, arguments in bad_calls:
-        text, found = run_tool(physics, name, arguments, cited=cited)
+        text, found = run_tool(physics, name, arguments, cited=cited, services=services_for(physics))
         assert text.startswith("Refused") and not found, (name, text)
-    text, found = run_tool(physics, "search_sources", {"query": "Becquerel", "limit": 3}, cited=cited)  # control
+    text, found = run_tool(physics, "search_sources", {"query": "Becquerel", "limit": 3}, cited=cited, services=services_for(physics))  # control
     assert found and "[c" in text and cited
-    text, found = run_tool(physics, "search_sources", {"query": "Becquerel", "limit": 1e400}, cited=set())
+    text, found = run_tool(physics, "search_sources", {"query": "Becquerel", "limit": 1e400}, cited=set(), services=services_for(physics))
     assert text.startswith("Refused")
 
 
 def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_that_the_model_likes():
     import numpy as np
 
-    from llmwiki.answer import _Candidate, _yes_no
+    from llmwiki.read.answer import _Candidate, _yes_no
 
     class Likes:  # a stand-in model that finds the looser sentence entailing and the closer one not
         name = "stand-in"
@@ -391,7 +392,7 @@ def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_tha
 def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
     import numpy as np
 
-    from llmwiki.answer import _Candidate, _yes_no
+    from llmwiki.read.answer import _Candidate, _yes_no
 
     class MissesNegation:  # a stand-in model that reads a sentence with "no" as entailing both the statement and its negation
         name = "stand-in"
@@ -418,7 +419,7 @@ def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
 def test_a_yes_needs_a_sentence_that_speaks_to_the_statement():
     import numpy as np
 
-    from llmwiki.answer import _Candidate, _yes_no
+    from llmwiki.read.answer import _Candidate, _yes_no
 
     class EntailsAll:
         name = "stand-in"
@@ -436,8 +437,8 @@ def test_a_yes_needs_a_sentence_that_speaks_to_the_statement():
 
 
 def test_a_sentence_that_overlapping_chunks_hold_twice_is_ranked_once():
-    from llmwiki.answer import _Candidate, hand_ranking
-    from llmwiki.questions import shape
+    from llmwiki.read.answer import _Candidate, hand_ranking
+    from llmwiki.read.questions import shape
 
     sentence = "The keepers rowed out to the tower at dawn."
     candidates = [_Candidate(sentence, 1, 0, "", "Lighthouse"), _Candidate(sentence, 2, 1, "", "Lighthouse"),  # the chunks overlap
@@ -464,8 +465,7 @@ def test_a_question_about_he_that_names_no_one_is_refused_when_its_words_fit_sev
     assert not named.refused and "1788" in named.text
     # beside an open page the question is about that page's subject
     page = next(path for path in (workspace.root / "wiki").rglob("*.md") if "marsh" in path.name)
-    beside = answer_question(workspace, "When did he publish the coastal atlas?", open_page=page.relative_to(workspace.root).as_posix(),
-                             backend=ExtractiveBackend(), ranker=None, similarity=None)
+    beside = answer_question(workspace, "When did he publish the coastal atlas?", services=services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None), open_page=page.relative_to(workspace.root).as_posix())
     assert not beside.refused and "1788" in beside.text.split(" [c")[0]
 
 
@@ -479,43 +479,43 @@ def test_a_question_about_what_a_page_mentions_in_passing_must_match_more_of_its
     with_sources(workspace, a=f"# {title}\n\n{GHANA_BODY}", b=COCOA)  # the same text, under its subject's name or not
     # About a third of this question's weighted words stand in the best sentence under "# Ghana" (the title counts), a fifth
     # under the other title: one share for every question (0.45) refused it under both.
-    climate = answer_question(workspace, "What kind of climate does the coast of Ghana have?", backend=ExtractiveBackend())
+    climate = answer_question(workspace, "What kind of climate does the coast of Ghana have?", services=services_for(workspace, backend=ExtractiveBackend()))
     if about:  # the page is about Ghana: a question that shares part of its wording is answered from it
         assert not climate.refused and "warm and comparatively dry" in climate.text.split(" [c")[0]
     else:  # Ghana is mentioned in passing: "climate" is not there, and the rest is too little
         assert climate.refused and "climate" in climate.text and not climate.citations
-    where = answer_question(workspace, "Where is Ghana?", backend=ExtractiveBackend())  # control: the words all match either way
+    where = answer_question(workspace, "Where is Ghana?", services=services_for(workspace, backend=ExtractiveBackend()))  # control: the words all match either way
     assert not where.refused and "Gulf of Guinea" in where.text
 
 
 def test_a_model_verdict_stands_only_on_a_cited_passage_about_the_subject(wiki):
-    chunk = answer_question(wiki, "What did Volta stack?", backend=ExtractiveBackend()).context_chunk_ids[0]
+    chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
     with StubServer([Reply(content=f"Yes, Volta stacked zinc and copper discs [c{chunk}].")]) as server:
-        about = answer_question(wiki, "Did Volta stack zinc and copper?", backend=stub_backend(server))
+        about = answer_question(wiki, "Did Volta stack zinc and copper?", services=services_for(wiki, backend=stub_backend(server)))
         assert about.verdict == "yes" and about.text.startswith("Yes, Volta")  # the cited chunk is about Volta
-        elsewhere = answer_question(wiki, "Did Nairobi stack zinc and copper?", backend=stub_backend(server))
+        elsewhere = answer_question(wiki, "Did Nairobi stack zinc and copper?", services=services_for(wiki, backend=stub_backend(server)))
         server.replies = [Reply(content="No, it did not.")]
-        uncited = answer_question(wiki, "Did Volta stack zinc and copper?", backend=stub_backend(server))
+        uncited = answer_question(wiki, "Did Volta stack zinc and copper?", services=services_for(wiki, backend=stub_backend(server)))
     # The same reply and citation for a question about another subject: not settled, with the reason.
     assert elsewhere.verdict is None and elsewhere.text.startswith("The sources do not settle this (no passage it cites is about Nairobi)")
     assert uncited.verdict is None and "the reply cites no passage" in uncited.text
 
 
 def test_a_model_verdict_needs_a_cited_passage_that_speaks_to_the_question(wiki):
-    chunk = answer_question(wiki, "What did Volta stack?", backend=ExtractiveBackend()).context_chunk_ids[0]
+    chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
     with StubServer([Reply(content=f"Yes, Volta had a brother [c{chunk}].")]) as server:
-        silent = answer_question(wiki, "Did Volta have a brother?", backend=stub_backend(server))
+        silent = answer_question(wiki, "Did Volta have a brother?", services=services_for(wiki, backend=stub_backend(server)))
         server.replies = [Reply(content=f"Yes, Volta stacked zinc and copper discs [c{chunk}].")]
-        control = answer_question(wiki, "Did Volta stack zinc and copper?", backend=stub_backend(server))
+        control = answer_question(wiki, "Did Volta stack zinc and copper?", services=services_for(wiki, backend=stub_backend(server)))
     # about Volta, silent on a brother: not settled, and the reason names what the passage does not speak to
     assert silent.verdict is None and silent.text.startswith("The sources do not settle this (no passage it cites about Volta speaks to brother)")
     assert control.verdict == "yes"
 
 
 def test_a_model_reply_to_a_question_that_is_not_yes_no_has_no_verdict(wiki):
-    chunk = answer_question(wiki, "What did Volta stack?", backend=ExtractiveBackend()).context_chunk_ids[0]
+    chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
     with StubServer([Reply(content=f"No one but Volta stacked zinc and copper [c{chunk}].")]) as server:
-        answer = answer_question(wiki, "What did Volta stack?", backend=stub_backend(server))
+        answer = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=stub_backend(server)))
     assert answer.verdict is None and answer.text.startswith("No one but Volta")  # left as the model wrote it
 
 

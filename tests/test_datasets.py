@@ -232,10 +232,11 @@ def test_vocabulary_maps_names_and_aliases(tmp_path):
 
 
 def test_sample_datasets_parse_and_match_the_sample_workspace():
+    from llmwiki.services import Services
     from llmwiki.workspace import Workspace
 
     workspace = Workspace.open(REPO / "workspace")
-    source = workspace.datasets()
+    source = Services(workspace).datasets
     assert source.errors == []
     assert set(source.categories()) == {"scientists", "milestones"}
     assert source.query("scientists", key="Henri Becquerel", metric="died").get_column("value").to_list() == [1908.0]

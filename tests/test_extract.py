@@ -6,7 +6,7 @@ import pytest
 
 from conftest import FIXTURES, REPO
 from llmwiki.errors import IngestError, UnsupportedFileError
-from llmwiki.extract import decode_text, extract
+from llmwiki.ingest.extract import decode_text, extract
 
 
 def read(path: Path):
@@ -219,20 +219,20 @@ def test_every_sample_source_extracts_with_its_extractor():
     ("Le café, la manière.", "cp1252"), ("Smart quotes “like this” – and a dash…", "cp1252"),
 ])
 def test_short_western_texts_in_latin1_or_cp1252_decode_right(text, encoding):
-    from llmwiki.extract import decode_text
+    from llmwiki.ingest.extract import decode_text
 
     assert decode_text(text.encode(encoding), Path("note.txt"))[0] == text
 
 
 @pytest.mark.parametrize(("text", "encoding"), [("Привет, как дела? Это тест кодировки.", "cp1251"), ("Zażółć gęślą jaźń. Płyną łódki.", "cp1250")])
 def test_other_legacy_encodings_are_still_detected(text, encoding):  # control: the Western rule does not swallow them
-    from llmwiki.extract import decode_text
+    from llmwiki.ingest.extract import decode_text
 
     assert decode_text(text.encode(encoding), Path("note.txt"))[0] == text
 
 
 def test_the_latin1_cmu_article_keeps_its_accents():
-    from llmwiki.extract import decode_text
+    from llmwiki.ingest.extract import decode_text
 
     article = Path(__file__).resolve().parents[2] / "shared" / "data" / "cmu-qa" / "S08" / "data" / "set4" / "a8.txt"
     if not article.is_file():
@@ -243,7 +243,7 @@ def test_the_latin1_cmu_article_keeps_its_accents():
 
 
 def test_html_nested_thousands_deep_is_read_whole_without_recursion_errors():
-    from llmwiki.extract import extract
+    from llmwiki.ingest.extract import extract
 
     deep = "<html><body>" + "<div>" * 3000 + "<p>Deep text here. The kelp grows fast.</p>" + "</div>" * 3000 + "<h2>After</h2><p>Shallow text.</p></body></html>"
     text = "\n".join(page.text for page in extract(deep.encode(), Path("deep.html")).pages)

@@ -10,10 +10,11 @@ import pytest
 from conftest import REPO
 from llmwiki.backends import BackendError, Completion
 from llmwiki.generate import split_sections, validate_aliases
-from llmwiki.wiki import ingest_paths
+from llmwiki.publish.wiki import ingest_paths
 from llmwiki.pages import CITATION, CONCEPTS, read_page, split_frontmatter
 from llmwiki.tracing import read_spans
 from llmwiki.workspace import Workspace
+from conftest import services_for
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +191,7 @@ GOOD_REPLY = json.dumps({
 def test_a_bad_model_reply_falls_back_to_extractive_and_says_why(workspace, reply, reason):
     (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
     backend = ScriptedBackend(reply)
-    report = ingest_paths(workspace, backend=backend)
+    report = ingest_paths(workspace, services=services_for(workspace, backend=backend))
     assert backend.calls == 1
     page = read_page(workspace.root, "wiki/summaries/a.md")
     assert page.meta["generated_by"] == "extractive"
@@ -201,7 +202,7 @@ def test_a_bad_model_reply_falls_back_to_extractive_and_says_why(workspace, repl
 
 def test_a_good_model_reply_is_used_with_its_aliases_and_traced(workspace):
     (workspace.sources_dir / "a.md").write_text(KELP_A, encoding="utf-8")
-    ingest_paths(workspace, backend=ScriptedBackend(GOOD_REPLY))
+    ingest_paths(workspace, services=services_for(workspace, backend=ScriptedBackend(GOOD_REPLY)))
     page = read_page(workspace.root, "wiki/summaries/a.md")
     assert page.meta["generated_by"] == "fake:fake-model"
     assert page.body.startswith("# Reef notes\n\nKelp forests shelter fish [c")
@@ -234,7 +235,7 @@ def test_generation_failure_in_the_store_restores_the_files(workspace, monkeypat
     ingest_paths(workspace)
     before = {path: path.read_bytes() for path in (workspace.root / "wiki").rglob("*.md")}
     (workspace.sources_dir / "a.md").write_text(KELP_A.replace("every spring", "in winter"), encoding="utf-8")
-    import llmwiki.wiki as wiki
+    import llmwiki.publish.wiki as wiki
 
     real = wiki.index_pages
     calls = []
@@ -292,7 +293,7 @@ def test_sentence_centrality_matches_its_definition_without_an_n_by_n_matrix():
 
 def test_sources_whose_names_slug_alike_get_distinct_pages_that_stay_put(workspace):
     from llmwiki.lint import lint
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
 
     texts = {"Ω" * 126 + ".md": "# Omega\n\nThe omega note describes tidal pools.\n", "日" * 84 + ".md": "# Sun\n\nThe sun note describes coral reefs.\n",
              "alessandro-volta.html": "<h1>Volta</h1><p>Volta stacked zinc and copper discs into a pile.</p>",

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from llmwiki import history
+from llmwiki.publish import history
 from llmwiki.errors import LlmwikiError
 from llmwiki.maintain import consistency_problems, page_history, page_version, restore, save_page, withdraw
-from llmwiki.search import search
-from llmwiki.snapshots import snapshots
+from llmwiki.read.search import search
+from llmwiki.publish.snapshots import snapshots
 from llmwiki.workspace import Workspace
 
 
@@ -115,14 +115,14 @@ def test_restoring_an_unknown_revision_changes_nothing(reef):
 
 
 def test_an_operation_that_fails_is_rolled_back(reef, monkeypatch):
-    import llmwiki.wiki
+    import llmwiki.publish.wiki
 
     before_files, before_store = files(reef), store_state(reef)
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(llmwiki.wiki, "write_files", broken)
+    monkeypatch.setattr(llmwiki.publish.wiki, "write_files", broken)
     with pytest.raises(OSError):
         withdraw(reef, "sources/a.md")
     assert files(reef) == before_files and store_state(reef) == before_store  # the source moved back, store as before
@@ -238,13 +238,13 @@ def test_kill_9_while_ingest_writes_pages_is_rolled_back_and_the_next_ingest_fin
 
 
 def test_a_rollback_keeps_an_uncommitted_hand_edit(reef, monkeypatch):
-    import llmwiki.wiki
+    import llmwiki.publish.wiki
 
     page = reef.root / "wiki/summaries/b.md"
     edited = page.read_text(encoding="utf-8") + "\nA hand edit, not committed.\n"
     page.write_text(edited, encoding="utf-8")
-    original = llmwiki.wiki.index_pages
-    monkeypatch.setattr(llmwiki.wiki, "index_pages", lambda workspace, texts: (_ for _ in ()).throw(OSError("disk full")) if "wiki/summaries/b.md" in texts and texts["wiki/summaries/b.md"] else original(workspace, texts))
+    original = llmwiki.publish.wiki.index_pages
+    monkeypatch.setattr(llmwiki.publish.wiki, "index_pages", lambda workspace, texts: (_ for _ in ()).throw(OSError("disk full")) if "wiki/summaries/b.md" in texts and texts["wiki/summaries/b.md"] else original(workspace, texts))
     with pytest.raises(OSError):
         save_page(reef, "wiki/summaries/b.md", "# Coast survey\n\nReplaced.\n", expected_version=page_version(reef, "wiki/summaries/b.md"))
     assert page.read_text(encoding="utf-8") == edited  # the failed save put back what was on disk, not the last commit
@@ -260,8 +260,8 @@ def test_a_damaged_snapshot_is_not_loaded_the_store_is_rebuilt_and_the_report_sa
 
 
 def test_a_revision_by_date_or_reflog_is_refused_and_a_commit_id_is_not(tmp_path):
-    from llmwiki import history
-    from llmwiki.history import HistoryError
+    from llmwiki.publish import history
+    from llmwiki.publish.history import HistoryError
     from llmwiki.workspace import Workspace
 
     workspace = Workspace.init(tmp_path / "ws")

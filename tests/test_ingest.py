@@ -9,8 +9,8 @@ import time
 import pytest
 
 from conftest import REPO
-from llmwiki.ingest import ingest_file
-from llmwiki.wiki import ingest_paths
+from llmwiki.ingest.sources import ingest_file
+from llmwiki.publish.wiki import ingest_paths
 
 
 def write(workspace, name: str, content: str | bytes):
@@ -160,7 +160,7 @@ def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
     script = textwrap.dedent(
         """
         import sys
-        from llmwiki.wiki import ingest_paths
+        from llmwiki.publish.wiki import ingest_paths
         from llmwiki.workspace import Workspace
         workspace = Workspace.open(sys.argv[1])
         report = ingest_paths(workspace, [workspace.sources_dir / sys.argv[2]])
@@ -185,7 +185,7 @@ def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
 
 def test_an_upload_goes_into_sources_and_never_overwrites_other_content(workspace):
     from llmwiki.errors import WorkspaceError
-    from llmwiki.ingest import import_bytes
+    from llmwiki.ingest.sources import import_bytes
 
     target = import_bytes(workspace, "notes.md", b"# Notes\n\nFirst.\n")
     assert target == workspace.sources_dir / "notes.md" and target.read_bytes() == b"# Notes\n\nFirst.\n"

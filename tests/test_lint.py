@@ -7,10 +7,11 @@ import re
 import numpy as np
 import pytest
 
-from llmwiki.wiki import ingest_paths
+from llmwiki.publish.wiki import ingest_paths
 from llmwiki.lint import lint, repair
 from llmwiki.maintain import consistency_problems, withdraw
 from llmwiki.verify import page_sentences
+from conftest import services_for
 
 
 
@@ -70,7 +71,7 @@ def planted(reef):
 def test_lint_finds_a_planted_contradiction_and_not_a_consistent_pair(planted):
     workspace, mapping, survey, elsewhere = planted
     verifier = YearClash()
-    report = lint(workspace, verifier=verifier, backend=Reply("unused"))
+    report = lint(workspace, services=services_for(workspace, verifier=verifier, backend=Reply("unused")))
     contradictions = [finding for finding in report.findings if finding.kind == "contradiction"]
     assert len(contradictions) == 1
     found = contradictions[0]
@@ -92,18 +93,18 @@ def test_sentences_quoting_their_shared_source_are_not_reported_as_contradicting
     workspace = reef
     quoted_a = concept(workspace, "fish", "Reef fish", "sources/a.md", "The Kelp Forest shelters many fish.")
     quoted_b = concept(workspace, "divers", "Reef divers", "sources/a.md", "Divers study the Kelp Forest every spring.")
-    report = lint(workspace, verifier=AlwaysClash(), backend=Reply("unused"))
+    report = lint(workspace, services=services_for(workspace, verifier=AlwaysClash(), backend=Reply("unused")))
     assert not [f for f in report.findings if f.kind == "contradiction" and set(f.pages) == {quoted_a, quoted_b}]
     reworded = concept(workspace, "lamps", "Reef lamps", "sources/a.md", "Divers study the Kelp Forest every winter.")  # control: not a quote
-    report = lint(workspace, verifier=AlwaysClash(), backend=Reply("unused"))
+    report = lint(workspace, services=services_for(workspace, verifier=AlwaysClash(), backend=Reply("unused")))
     assert [f for f in report.findings if f.kind == "contradiction" and reworded in f.pages]
 
 
 def test_the_llm_confirms_or_declines_a_contradiction(planted):
     workspace, mapping, survey, _ = planted
     declined, confirmed = Reply("No."), Reply("yes")
-    refused = [f for f in lint(workspace, verifier=YearClash(), backend=declined).findings if f.kind == "contradiction"]
-    agreed = [f for f in lint(workspace, verifier=YearClash(), backend=confirmed).findings if f.kind == "contradiction"]
+    refused = [f for f in lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=declined)).findings if f.kind == "contradiction"]
+    agreed = [f for f in lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=confirmed)).findings if f.kind == "contradiction"]
     assert refused[0].confirmed is False and refused[0].severity == "info"
     assert agreed[0].confirmed is True and agreed[0].severity == "warning"
     assert "1962" in declined.prompts[0] and "1985" in declined.prompts[0]
@@ -111,14 +112,14 @@ def test_the_llm_confirms_or_declines_a_contradiction(planted):
 
 def test_contradiction_repair_writes_both_pages_once_and_verification_skips_it(planted):
     workspace, mapping, survey, _ = planted
-    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    report = lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=Reply("yes")))
     pages, commit = repair(workspace, report)
     assert {mapping, survey} <= set(pages) and commit
     for page, other in ((mapping, "survey.md"), (survey, "mapping.md")):
         text = (workspace.root / page).read_text(encoding="utf-8")
         assert text.count("**Possible contradiction**") == 1 and f"]({other})" in text
         assert not any("Possible contradiction" in sentence.text for sentence in page_sentences(text))
-    again, commit_again = repair(workspace, lint(workspace, verifier=YearClash(), backend=Reply("yes")))
+    again, commit_again = repair(workspace, lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=Reply("yes"))))
     assert again == [] and commit_again is None  # idempotent
     assert consistency_problems(workspace) == []
 
@@ -127,13 +128,13 @@ def test_a_data_gap_is_marked_and_becomes_a_link_when_its_page_appears(planted):
     workspace, mapping, survey, _ = planted
     one = concept(workspace, "otters", "Otters", "sources/b.md", "Otters came back to Sea Otter Bay. Sea Otter Bay is cold.")
     two = concept(workspace, "coast", "Coastline", "sources/b.md", "Fishers left Sea Otter Bay in winter.")
-    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    report = lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=Reply("yes")))
     gaps = [finding for finding in report.findings if finding.kind == "missing-page"]
     assert [finding.name for finding in gaps] == ["Sea Otter Bay"] and set(gaps[0].pages) == {one, two}
     repair(workspace, report)
     assert "TODO (data gap):** no page on Sea Otter Bay" in (workspace.root / one).read_text(encoding="utf-8")
     bay = concept(workspace, "sea-otter-bay", "Sea Otter Bay", "sources/b.md", "Sea Otter Bay lies north of the reef.")
-    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    report = lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=Reply("yes")))
     assert not [finding for finding in report.findings if finding.kind == "missing-page"]
     pages, _ = repair(workspace, report)
     text = (workspace.root / one).read_text(encoding="utf-8")
@@ -143,12 +144,12 @@ def test_a_data_gap_is_marked_and_becomes_a_link_when_its_page_appears(planted):
 
 def test_links_stale_pages_cross_references_orphans_and_thin_pages(planted):
     workspace, mapping, _, _ = planted
-    clean = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    clean = lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=Reply("yes")))
     assert not [f for f in clean.findings if f.kind in ("broken-link", "stale", "inconsistent")]  # control
     withdraw(workspace, "sources/b.md")
     page = workspace.root / mapping
     page.write_text(page.read_text(encoding="utf-8").replace("every spring", "every spring near the [pier](../concepts/pier.md)"), encoding="utf-8")
-    report = lint(workspace, verifier=YearClash(), backend=Reply("yes"))
+    report = lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=Reply("yes")))
     kinds = {finding.kind for finding in report.findings}
     assert {"broken-link", "inconsistent", "thin", "orphan", "missing-cross-reference"} <= kinds
     assert any(f.kind == "broken-link" and "pier.md" in f.detail and f.severity == "error" for f in report.findings)
@@ -161,11 +162,11 @@ def test_without_an_nli_model_contradictions_are_skipped_and_the_report_says_so(
     from llmwiki.workspace import Workspace
 
     workspace, *_ = planted
-    shipped = lint(workspace, backend=Reply("yes"))  # the control: the shipped verifier is an NLI model
+    shipped = lint(workspace, services=services_for(workspace, backend=Reply("yes")))  # the control: the shipped verifier is an NLI model
     assert not any("not an NLI model" in note for note in shipped.notes) and shipped.pairs_scored > 0
     config = workspace.root / "wiki_config.toml"
     config.write_text(config.read_text(encoding="utf-8").replace('model = "llmwiki-default"', 'model = "lexical-overlap"'), encoding="utf-8")
-    report = lint(Workspace.open(workspace.root), backend=Reply("yes"))  # word overlap: no NLI model
+    report = lint(Workspace.open(workspace.root), services=services_for(Workspace.open(workspace.root), backend=Reply("yes")))  # word overlap: no NLI model
     assert any("not an NLI model" in note for note in report.notes)
     assert not [finding for finding in report.findings if finding.kind == "contradiction"] and report.pairs_scored == 0
 
@@ -195,7 +196,7 @@ def test_lint_scores_pairs_with_a_configured_nli_model(planted, tmp_path):
     model = tiny_model(tmp_path / "nli", {0: "contradiction", 1: "entailment", 2: "neutral"}, favour=0)  # says "contradiction" to everything
     config = workspace.root / "wiki_config.toml"
     config.write_text(config.read_text(encoding="utf-8").replace('model = "llmwiki-default"', f'model = "{model}"'), encoding="utf-8")
-    report = lint(Workspace.open(workspace.root), backend=Reply("yes"))
+    report = lint(Workspace.open(workspace.root), services=services_for(Workspace.open(workspace.root), backend=Reply("yes")))
     assert report.pairs_scored > 0 and all("contested claim" in note for note in report.notes)  # only the note that records them
     flagged = [finding for finding in report.findings if finding.kind == "contradiction"]
     assert flagged and all(finding.score > 0.99 for finding in flagged)  # the label was found by name, at index 0
@@ -218,7 +219,7 @@ def test_citations_of_sources_with_any_file_name_are_links_lint_accepts(workspac
 def test_lint_reports_progress_by_stage_with_counts(planted):
     workspace, *_ = planted
     calls = []
-    lint(workspace, verifier=YearClash(), backend=Reply("yes"), on_progress=lambda done, total, stage: calls.append((done, total, stage)))
+    lint(workspace, services=services_for(workspace, verifier=YearClash(), backend=Reply("yes")), on_progress=lambda done, total, stage: calls.append((done, total, stage)))
     stages = list(dict.fromkeys(stage for _, _, stage in calls))
     assert stages == ["pages", "sentence pairs"]
     pages = [call for call in calls if call[2] == "pages"]

@@ -4,9 +4,9 @@ import subprocess
 
 import pytest
 
-from llmwiki.wiki import ingest_paths
+from llmwiki.publish.wiki import ingest_paths
 from llmwiki.maintain import MaintenanceError, plan_withdrawal, withdraw
-from llmwiki.search import search
+from llmwiki.read.search import search
 from llmwiki.verify import verify_page
 
 

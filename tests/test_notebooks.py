@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, services_for
 
 NOTEBOOKS = REPO / "notebooks"
 ARTIFACTS = REPO / "test-artifacts"
@@ -170,7 +170,7 @@ def test_review_notebook_in_a_real_browser_shows_stored_scores_and_the_threshold
     body = read_page(workspace.root, page_path).body  # plus one sentence with a changed fact: unsupported at 0.5
     heading, rest = body.split("\n", 1)
     save_page(workspace, page_path, f"{heading}\n\nThe first battery was built in Lisbon in 1955.\n{rest}", expected_version=page_version(workspace, page_path))
-    verification = verify_pages(workspace, [page_path], workspace.verifier())[0][0]
+    verification = verify_pages(workspace, [page_path], services_for(workspace).verifier)[0][0]
     total, supported = len(verification.sentences), sum(sentence.supported(0.5) for sentence in verification.sentences)
     assert supported < total
     with in_browser("review.py", sample, "--page", page_path) as (page, _):
@@ -199,7 +199,7 @@ def test_a_reviewer_accepts_rejects_and_resolves_in_the_review_notebook_and_a_re
     shutil.copytree(sample, root)
     workspace = Workspace.open(root)
     first, second = sorted(path.relative_to(root).as_posix() for path in (root / "wiki" / "concepts").glob("*.md"))[:2]
-    verified = {result.page: result for result in verify_pages(workspace, [first, second], workspace.verifier())[0]}
+    verified = {result.page: result for result in verify_pages(workspace, [first, second], services_for(workspace).verifier)[0]}
     a, b = verified[first].sentences[0].sentence, verified[second].sentences[0].sentence
     contest_id, _ = workspace.store.save_contest(key="browser", page_a=first, sentence_a=a, source_a=None, page_b=second, sentence_b=b, source_b=None, score=0.9)
     with in_browser("review.py", root, "--page", first) as (page, _):
@@ -262,9 +262,10 @@ def test_maintain_notebook_in_a_real_browser_lints(sample):
 
 
 def run_notebook_frame(workspace: Path, category: str):
+    from llmwiki.services import Services
     from llmwiki.workspace import Workspace
 
-    return Workspace.open(workspace).datasets().read(category)
+    return Services(Workspace.open(workspace)).datasets.read(category)
 
 
 def test_review_notebook_has_one_row_per_sentence(sample):

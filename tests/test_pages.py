@@ -91,7 +91,7 @@ def test_source_paths_survive_hand_edited_frontmatter(frontmatter, paths):
 
 
 def test_pages_with_emptied_sources_still_lint_and_verify(workspace):
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.lint import lint
     from llmwiki.verify import verify_page
     from llmwiki.verify.nli import OverlapVerifier

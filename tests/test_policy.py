@@ -24,8 +24,8 @@ def test_a_workspace_may_make_refusals_stricter(tmp_path):
 
 
 def test_a_stricter_policy_refuses_what_the_shipped_one_answers(tmp_path):
-    from llmwiki.answer import answer_question
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.read.answer import answer_question
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
     workspace = Workspace.init(tmp_path / "ws")

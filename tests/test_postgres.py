@@ -13,12 +13,12 @@ import textwrap
 
 import pytest
 
-from conftest import KELP, VOLTA, point_at
+from conftest import KELP, VOLTA, point_at, services_for
 from llmwiki.config import load_config, set_store_url
 from llmwiki.errors import ConfigError, StoreConflictError
 from llmwiki.records import Chunk, PageText
-from llmwiki.search import search
-from llmwiki.wiki import ingest_paths
+from llmwiki.read.search import search
+from llmwiki.publish.wiki import ingest_paths
 from llmwiki.workspace import Workspace
 
 DOCS = {
@@ -74,7 +74,7 @@ def test_a_long_question_ranks_as_its_known_terms_do(tmp_path, postgres_url):
 
 
 def test_a_write_is_seen_by_the_next_search_and_a_failed_document_is_not(tmp_path, postgres_url, count_tokens):
-    from llmwiki.ingest import ingest_file
+    from llmwiki.ingest.sources import ingest_file
 
     workspace = _two_workspaces(tmp_path, postgres_url)["postgresql"]
     assert search(workspace, "narwhal").case == "no_match"
@@ -89,7 +89,7 @@ def test_a_write_is_seen_by_the_next_search_and_a_failed_document_is_not(tmp_pat
 
 
 def test_term_counts_off_the_postings_equal_matching_every_chunk(tmp_path, postgres_url, count_tokens):
-    from llmwiki.ingest import ingest_file
+    from llmwiki.ingest.sources import ingest_file
 
     workspace = _two_workspaces(tmp_path, postgres_url)["postgresql"]
     store = workspace.store
@@ -160,7 +160,7 @@ def test_an_edit_based_on_an_old_version_is_refused(postgres_url):
 WRITER = textwrap.dedent(
     """
     import sys
-    from llmwiki.ingest import ingest_files
+    from llmwiki.ingest.sources import ingest_files
     from llmwiki.workspace import Workspace
     workspace = Workspace.open(sys.argv[1])
     report = ingest_files(workspace, [workspace.sources_dir / sys.argv[2]])
@@ -211,7 +211,7 @@ def test_an_existing_workspace_moves_to_postgresql_with_every_count_equal(wiki, 
     from llmwiki.verify.page import verify_pages
 
     page = next(document.path for document in wiki.store.documents(kind="wiki") if document.path.startswith("wiki/summaries/"))
-    verify_pages(wiki, [page], wiki.verifier())
+    verify_pages(wiki, [page], services_for(wiki).verifier)
     before = wiki.store.row_counts()
     assert before["page_verifications"] == 1 and before["doc_references"] > 0 and before["chunks"] > 0  # control: there is something to move
     answer_before = search(wiki, "kelp forest")

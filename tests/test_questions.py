@@ -3,8 +3,8 @@
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from llmwiki import parsing
-from llmwiki.questions import (
+from llmwiki.read import parsing
+from llmwiki.read.questions import (
     last_people,
     last_person,
     names_a_title,

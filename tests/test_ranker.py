@@ -3,10 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llmwiki.answer import answer_question, fill_places
+from llmwiki.read.answer import answer_question, fill_places
 from llmwiki.policy import ANSWER_POLICY
 from llmwiki.backends import ExtractiveBackend
-from llmwiki.ranker import (
+from llmwiki.read.ranker import (
     DEFAULT_RANKER,
     DEFAULT_SIMILARITY,
     answer_probabilities,
@@ -17,7 +17,8 @@ from llmwiki.ranker import (
     shipped_weights,
     similarities,
 )
-from llmwiki.ranker.train import hits, train, training_pairs
+from llmwiki.read.ranker.train import hits, train, training_pairs
+from conftest import services_for
 
 
 class Keyword:
@@ -77,23 +78,22 @@ def test_similarity_reorders_the_best_hand_ranked_sentences_beside_the_ranker():
 
 def test_an_answer_is_refused_when_no_sentence_is_close_to_the_question(wiki):
     question = "What did Alessandro Volta stack into a pile?"
-    far = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("no sentence has this"))
+    far = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=Near("no sentence has this")))
     assert far.refused and far.citations == ()
     assert "about something else" in far.text and "Alessandro Volta stacked zinc" in far.text  # the closest sentence, named
-    near = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("zinc"))
+    near = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=Near("zinc")))
     assert not near.refused and near.text.startswith("Alessandro Volta stacked zinc")  # control: one sentence is close
-    assert not answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=None).refused  # control: no embedder
-    yes_no = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", backend=ExtractiveBackend(),
-                             similarity=Near("no sentence has this"))
+    assert not answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=None)).refused  # control: no embedder
+    yes_no = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", services=services_for(wiki, backend=ExtractiveBackend(), similarity=Near("no sentence has this")))
     assert yes_no.refused and yes_no.verdict is None  # the rule holds for yes/no questions too
 
 
 def test_similarity_can_lead_the_answer(wiki):
     question = "What did Alessandro Volta stack into a pile?"
-    led = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("steady current"))
+    led = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=Near("steady current")))
     assert led.text.startswith("The Voltaic Pile made a steady current")
     assert "stacked zinc" in led.text  # still two sentences
-    by_hand = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None, similarity=Near("zinc"))
+    by_hand = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=Near("zinc")))
     assert by_hand.text.startswith("Alessandro Volta stacked zinc")  # control: the other sentence is the close one
 
 
@@ -108,9 +108,9 @@ def test_the_shipped_embedder_tells_a_question_about_the_sentence_from_one_about
 
 def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
     question = "What did Alessandro Volta stack into a pile?"
-    by_hand = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None)
+    by_hand = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None))
     assert by_hand.text.startswith("Alessandro Volta stacked zinc")
-    ranked = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=Keyword("steady current"))
+    ranked = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=Keyword("steady current")))
     assert ranked.text.startswith("The Voltaic Pile made a steady current")
     assert "stacked zinc" in ranked.text  # still two sentences, the hand ranking's best second
     assert all(citation.path == "sources/volta.md" for citation in ranked.citations)
@@ -118,19 +118,19 @@ def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
 
 def test_a_question_of_few_words_is_refused_when_no_sentence_answers_it(wiki):
     question = "What grazes on kelp?"  # two words, both in "Sea urchins graze on kelp." and other kelp sentences
-    refused = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=Keyword("no sentence has this"))
+    refused = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=Keyword("no sentence has this")))
     assert refused.refused and refused.citations == ()
     assert "few words" in refused.text and '"grazes"' in refused.text and '"kelp"' in refused.text
-    answered = answer_question(wiki, question, backend=ExtractiveBackend(), ranker=Keyword("urchins"))  # control: one answers it
+    answered = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=Keyword("urchins")))  # control: one answers it
     assert not answered.refused and answered.text.startswith("Sea urchins graze on kelp")
-    assert not answer_question(wiki, question, backend=ExtractiveBackend(), ranker=None).refused  # control: no ranker, no such rule
-    more = answer_question(wiki, "When do divers study the kelp forest?", backend=ExtractiveBackend(), ranker=Keyword("no sentence has this"))
+    assert not answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None)).refused  # control: no ranker, no such rule
+    more = answer_question(wiki, "When do divers study the kelp forest?", services=services_for(wiki, backend=ExtractiveBackend(), ranker=Keyword("no sentence has this")))
     assert not more.refused  # control: a question of more words is answered on its words alone
 
 
 def test_yes_no_questions_are_not_reranked(wiki):
     ranker = Keyword("steady current")
-    answer = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", backend=ExtractiveBackend(), ranker=ranker)
+    answer = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", services=services_for(wiki, backend=ExtractiveBackend(), ranker=ranker))
     assert answer.verdict == "yes" and ranker.calls == []
 
 
@@ -140,6 +140,7 @@ def test_ranker_input_carries_the_title_for_pronouns():
 
 
 def test_none_in_the_config_means_the_hand_ranking(workspace):
+    from llmwiki.services import Services
     from llmwiki.workspace import CONFIG_FILENAME, Workspace
 
     assert load_ranker("none") is None
@@ -147,21 +148,22 @@ def test_none_in_the_config_means_the_hand_ranking(workspace):
     default = config.read_text(encoding="utf-8")
     assert 'answer_ranker = "llmwiki-ranker"' in default
     config.write_text(default.replace('answer_ranker = "llmwiki-ranker"', 'answer_ranker = "none"'), encoding="utf-8")
-    assert Workspace.open(workspace.root).answer_ranker() is None
+    assert Services(Workspace.open(workspace.root)).ranker is None
     if shipped_weights() is not None:  # control: the default loads the shipped model
         config.write_text(default, encoding="utf-8")
-        assert Workspace.open(workspace.root).answer_ranker().name == DEFAULT_RANKER
+        assert Services(Workspace.open(workspace.root)).ranker.name == DEFAULT_RANKER
 
 
 def test_none_in_the_config_means_no_similarity(workspace):
+    from llmwiki.services import Services
     from llmwiki.workspace import CONFIG_FILENAME, Workspace
 
     config = workspace.root / CONFIG_FILENAME
     default = config.read_text(encoding="utf-8")
     assert f'answer_similarity = "{DEFAULT_SIMILARITY}"' in default
-    assert Workspace.open(workspace.root).answer_similarity().name == f"{DEFAULT_SIMILARITY} (int8)"  # control: the shipped MiniLM
+    assert Services(Workspace.open(workspace.root)).similarity.name == f"{DEFAULT_SIMILARITY} (int8)"  # control: the shipped MiniLM
     config.write_text(default.replace(f'answer_similarity = "{DEFAULT_SIMILARITY}"', 'answer_similarity = "none"'), encoding="utf-8")
-    assert Workspace.open(workspace.root).answer_similarity() is None
+    assert Services(Workspace.open(workspace.root)).similarity is None
 
 
 def test_training_pairs_take_positives_and_the_hardest_negatives():
@@ -215,7 +217,7 @@ def test_an_answer_fills_its_places_as_it_quotes():
     assert fill_places(["A one.", "A two."], ["", ""], 2) == [0, 1]  # control: two that stand alone
 
 
-@pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.ranker.train)")
+@pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.read.ranker.train)")
 def test_the_shipped_ranker_finds_the_sentence_that_answers():
     ranker = load_ranker(DEFAULT_RANKER)
     assert ranker is not None and ranker.name == DEFAULT_RANKER and "weights sha256" in ranker.version
@@ -228,17 +230,25 @@ def test_the_shipped_ranker_finds_the_sentence_that_answers():
 
 
 def test_the_workspace_ranker_is_loaded_only_for_a_question_it_reorders(wiki, monkeypatch):
+    import llmwiki.read.ranker as ranker_module
+    from llmwiki.services import Services
+
+    shared = services_for(wiki)  # the session's models, before load_ranker is watched
     loads = []
-    monkeypatch.setattr(type(wiki), "answer_ranker", lambda self: loads.append(1))
-    refused = answer_question(wiki, "What is the capital of Mongolia?", backend=ExtractiveBackend())
-    yes_no = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", backend=ExtractiveBackend(), verifier=Keyword("zinc"))
+    monkeypatch.setattr(ranker_module, "load_ranker", lambda *args, **kwargs: loads.append(1))
+
+    def fresh(**given):  # the ranker built from the settings, on first use; the other models the session's
+        return Services(wiki, backend=ExtractiveBackend(), similarity=shared.similarity, nli=shared.nli, **given)
+
+    refused = answer_question(wiki, "What is the capital of Mongolia?", services=fresh())
+    yes_no = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", services=fresh(verifier=Keyword("zinc")))
     assert refused.refused and yes_no.verdict is not None and loads == []
-    answered = answer_question(wiki, "What did Alessandro Volta stack into a pile?", backend=ExtractiveBackend())
+    answered = answer_question(wiki, "What did Alessandro Volta stack into a pile?", services=fresh())
     assert not answered.refused and loads == [1]  # control: a fact question asks for it
 
 
 def test_the_questions_file_is_read_line_by_line_in_utf8_or_latin1(tmp_path):
-    from llmwiki.ranker.cmuqa import load_questions
+    from llmwiki.read.ranker.cmuqa import load_questions
 
     header = b"ArticleTitle\tQuestion\tAnswer\tDifficultyFromQuestioner\tDifficultyFromAnswerer\tArticleFile\n"
     utf8 = "Tesla\tWho was born in Smiljan near Gospić?\tNikola Tesla\thard\thard\tdata/set4/a1\n".encode("utf-8")

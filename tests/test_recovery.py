@@ -11,12 +11,12 @@ import sys
 
 import pytest
 
-from llmwiki import history
+from llmwiki.publish import history
 from llmwiki.errors import StoreDamagedError
-from llmwiki.journal import open_workspace
+from llmwiki.publish.journal import open_workspace
 from llmwiki.maintain import consistency_problems
 from llmwiki.pages import split_frontmatter
-from llmwiki.wiki import ingest_paths, pending_sources
+from llmwiki.publish.wiki import ingest_paths, pending_sources
 from llmwiki.workspace import Workspace
 
 SOURCES = {
@@ -195,7 +195,7 @@ def test_restore_to_a_revision_first_recovers_a_damaged_store(built):
 
 
 def test_a_restore_that_fails_changes_nothing(built, monkeypatch):
-    import llmwiki.snapshots
+    import llmwiki.publish.snapshots
 
     head = history.head(built.root)
     (built.sources_dir / "extra.md").write_text("# Extra\n\nThe Extra Reef is new. Divers like the Extra Reef.\n", encoding="utf-8")
@@ -207,8 +207,8 @@ def test_a_restore_that_fails_changes_nothing(built, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(llmwiki.snapshots, "load_snapshot", broken)
-    monkeypatch.setattr(llmwiki.snapshots, "rebuild_store", broken)
+    monkeypatch.setattr(llmwiki.publish.snapshots, "load_snapshot", broken)
+    monkeypatch.setattr(llmwiki.publish.snapshots, "rebuild_store", broken)
     from llmwiki.maintain import restore
 
     with pytest.raises(OSError, match="disk full"):

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import KELP
+from conftest import KELP, services_for
 from llmwiki.errors import StoreConflictError
 from llmwiki.review import (
     ReviewError,
@@ -25,7 +25,7 @@ from llmwiki.review import (
     stored_review,
     summary,
 )
-from llmwiki.wiki import ingest_paths
+from llmwiki.publish.wiki import ingest_paths
 
 SUMMARY = "wiki/summaries/kelp.md"
 
@@ -35,7 +35,7 @@ def _cli(workspace, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_an_accepted_sentence_stays_accepted_until_its_evidence_changes(wiki):
-    verifier = wiki.verifier()
+    verifier = services_for(wiki).verifier
     review = review_page(wiki, SUMMARY, verifier)
     assert [row.state for row in review.sentences] == ["unreviewed", "unreviewed"]
     decide(wiki, review, accept=[1], reviewer="ana")
@@ -54,7 +54,7 @@ def test_an_accepted_sentence_stays_accepted_until_its_evidence_changes(wiki):
 
 def test_verdicts_count_first_in_the_supported_share_and_the_gate(wiki):
     threshold = wiki.config.verification.threshold
-    review = review_page(wiki, SUMMARY, wiki.verifier())
+    review = review_page(wiki, SUMMARY, services_for(wiki).verifier)
     assert review.supported_share(threshold) == review.model_share(threshold) == 1.0  # control: the model supports both
     decide(wiki, review, reject=[2], note="the source says autumn", reviewer="bo")
     after = review_of(wiki, SUMMARY, review.verification)
@@ -71,7 +71,7 @@ def test_verdicts_count_first_in_the_supported_share_and_the_gate(wiki):
 
 
 def test_bad_decisions_get_one_clear_error_and_record_nothing(wiki):
-    review = review_page(wiki, SUMMARY, wiki.verifier())
+    review = review_page(wiki, SUMMARY, services_for(wiki).verifier)
     with pytest.raises(ReviewError, match="has sentences 1 to 2"):
         decide(wiki, review, accept=[3], reviewer="ana")
     with pytest.raises(ReviewError, match="NUL"):
@@ -105,7 +105,7 @@ def test_the_cli_lists_numbered_sentences_and_takes_verdicts(wiki):
 
 
 def test_a_held_page_is_not_evidence_until_a_reviewer_releases_it(wiki):
-    from llmwiki.select import select
+    from llmwiki.read.select import select
 
     config = wiki.root / "wiki_config.toml"
     config.write_text(config.read_text(encoding="utf-8").replace('hold = "none"', 'hold = "all"'), encoding="utf-8")
@@ -114,8 +114,8 @@ def test_a_held_page_is_not_evidence_until_a_reviewer_releases_it(wiki):
     workspace = Workspace.open(wiki.root)
     question = "Which forest do divers study every spring?"
     assert SUMMARY in {item.path for item in select(workspace, question).items}  # control: before the hold it is evidence
-    assert apply_hold(workspace, [SUMMARY], model_written=False, verifier=workspace.verifier) == []  # the extractive backend is not held
-    assert apply_hold(workspace, [SUMMARY], model_written=True, verifier=workspace.verifier) == [SUMMARY]
+    assert apply_hold(workspace, [SUMMARY], model_written=False, verifier=services_for(workspace).load_verifier) == []  # the extractive backend is not held
+    assert apply_hold(workspace, [SUMMARY], model_written=True, verifier=services_for(workspace).load_verifier) == [SUMMARY]
     assert SUMMARY in held_pages(workspace) and "review: held" in (workspace.root / SUMMARY).read_text(encoding="utf-8")
     selection = select(workspace, question)
     assert SUMMARY not in {item.path for item in selection.items} and any("held for review" in note for note in selection.notes)
@@ -149,9 +149,9 @@ def test_a_contested_claim_survives_lint_until_resolved_and_the_resolution_is_co
     assert [contest.id for contest in workspace.store.contests(status="open")] == [contest.id for contest in contests]
     contest = contests[0]
     assert any(item.kind == "contested claim" and item.contest_id == contest.id for item in review_queue(workspace))
-    assert contest.id in {row.id for row in review_page(workspace, contest.page_b, workspace.verifier()).contests}  # both pages show it
-    assert contest.id in {row.id for row in review_page(workspace, contest.page_a, workspace.verifier()).contests}
-    resolve(workspace, contest.id, keep="a", note="the source says spring", reviewer="ana", verifier=workspace.verifier())
+    assert contest.id in {row.id for row in review_page(workspace, contest.page_b, services_for(workspace).verifier).contests}  # both pages show it
+    assert contest.id in {row.id for row in review_page(workspace, contest.page_a, services_for(workspace).verifier).contests}
+    resolve(workspace, contest.id, keep="a", note="the source says spring", reviewer="ana", verifier=services_for(workspace).verifier)
     assert contest.id not in {row.id for row in workspace.store.contests(status="open")}
     rejected = [verdict for verdict in workspace.store.verdicts(contest.page_b) if verdict.verdict == "reject"]
     assert rejected and rejected[-1].note == "the source says spring"
@@ -184,7 +184,7 @@ def test_recalibration_is_kept_only_when_it_agrees_with_held_out_verdicts_more_o
 def test_a_changed_source_rechecks_the_pages_on_it_and_queues_what_changed(wiki):
     from llmwiki.review import recheck_sources
 
-    verifier = wiki.verifier()
+    verifier = services_for(wiki).verifier
     review = review_page(wiki, SUMMARY, verifier)
     threshold = wiki.config.verification.threshold
     assert all(row.score.supported(threshold) for row in review.sentences)  # control: both supported before
@@ -262,12 +262,12 @@ def test_an_edited_held_page_is_released_once_it_passes(wiki):
     from llmwiki.workspace import Workspace
 
     workspace = Workspace.open(wiki.root)
-    assert release_if_passing(workspace, SUMMARY, verifier=workspace.verifier) is None  # control: not held, nothing done
-    apply_hold(workspace, [SUMMARY], model_written=True, verifier=workspace.verifier)
+    assert release_if_passing(workspace, SUMMARY, verifier=services_for(workspace).load_verifier) is None  # control: not held, nothing done
+    apply_hold(workspace, [SUMMARY], model_written=True, verifier=services_for(workspace).load_verifier)
     _, body = split_frontmatter((workspace.root / SUMMARY).read_text(encoding="utf-8"))
     wrong = body.replace("Divers study", "Astronauts bake cakes near").replace("shelters many fish", "sells used cars to urchins")
     save_page(workspace, SUMMARY, wrong, expected_version=page_version(workspace, SUMMARY))
-    assert "still held" in release_if_passing(workspace, SUMMARY, verifier=workspace.verifier)  # nothing it says is in the source: held
+    assert "still held" in release_if_passing(workspace, SUMMARY, verifier=services_for(workspace).load_verifier)  # nothing it says is in the source: held
     save_page(workspace, SUMMARY, body, expected_version=page_version(workspace, SUMMARY))  # edited back to what the source says
-    assert "released" in release_if_passing(workspace, SUMMARY, verifier=workspace.verifier)
+    assert "released" in release_if_passing(workspace, SUMMARY, verifier=services_for(workspace).load_verifier)
     assert SUMMARY not in held_pages(workspace)

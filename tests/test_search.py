@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llmwiki.ingest import ingest_file
-from llmwiki.search import SearchIndex, search, search_cache_path
+from llmwiki.ingest.sources import ingest_file
+from llmwiki.read.search import SearchIndex, search, search_cache_path
 from llmwiki.store.duckdb_store import load_fts
 
 DOCS = {
@@ -184,7 +184,7 @@ def test_python_query_analyzer_matches_the_sql_index_analyzer(workspace, text):
     (Code points assigned after Python's Unicode version, e.g. CJK Extension H
     in 3.11, are letters to DuckDB's RE2 but not to Python, so they are left out.)
     """
-    from llmwiki.search import analyze as analyze_query
+    from llmwiki.read.search import analyze as analyze_query
 
     import unicodedata
 
@@ -421,7 +421,7 @@ def test_a_rebuild_that_leaves_the_counts_as_they_were_still_reloads_every_posti
 
 
 def test_positions_of_chunk_ids_by_table_and_by_binary_search_agree():
-    from llmwiki.search import _positions
+    from llmwiki.read.search import _positions
 
     rng = np.random.default_rng(7)
     dense = np.unique(rng.integers(1, 5_000, size=3_000))  # ids as a store assigns them, some deleted

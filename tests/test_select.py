@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from llmwiki.select import is_collection_question, read_wiki_page, select
+from llmwiki.read.select import is_collection_question, read_wiki_page, select
 
 def test_wiki_chunks_come_first_then_the_sources(wiki):
     selection = select(wiki, "Where do divers study the kelp forest?")
@@ -47,7 +47,7 @@ def test_blacklisted_topics_are_refused_before_any_search(wiki, monkeypatch):
     assert select(wiki, question).items  # control: allowed without a blacklist
     config = wiki.config.model_copy(update={"chat": wiki.config.chat.model_copy(update={"blacklist": ("salary",)})})
     blocked = type(wiki)(root=wiki.root, config=config)
-    import llmwiki.select as module
+    import llmwiki.read.select as module
 
     monkeypatch.setattr(module, "search", lambda *args, **kwargs: pytest.fail("searched a refused question"))
     selection = select(blocked, question)

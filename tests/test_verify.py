@@ -5,9 +5,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+from conftest import services_for
 from models import tiny_model
 
-from llmwiki.wiki import ingest_paths
+from llmwiki.publish.wiki import ingest_paths
 from llmwiki.verify import (
     NLIVerifier,
     VerificationError,
@@ -505,16 +506,6 @@ def test_llmwiki_nli_loads_the_shipped_weights_or_says_how_to_train_them(tmp_pat
     assert isinstance(load_verifier("llmwiki-default"), OverlapVerifier)  # without weights the default falls back to word overlap
 
 
-def test_a_workspace_loads_its_verifier_once_per_process(workspace):
-    first = workspace.verifier()
-    assert workspace.verifier() is first  # a notebook's next Verify click does not load the model again
-    other = with_split_claims(workspace, "never")  # same model settings: the same loaded verifier
-    assert other.verifier() is first
-    config = workspace.config
-    overlap = dataclasses.replace(workspace, config=config.model_copy(update={"verification": config.verification.model_copy(update={"model": "lexical-overlap"})}))
-    assert overlap.verifier() is not first and overlap.verifier().name == "lexical-overlap"  # control: other settings, another verifier
-
-
 FACTS = ("# Becquerel\n\nHenri Becquerel was born in Paris in 1852. He discovered radioactivity in 1896 while studying uranium salts. "
          "The five eastern provinces of the country speak Swahili.\n")
 
@@ -606,7 +597,7 @@ def test_citations_of_chunks_that_do_not_exist_are_reported_and_never_read_as_nu
     page = "wiki/summaries/kelp.md"
     body = "# Kelp\n\nThe Kelp Forest shelters many fish. [c1] Divers study the Kelp Forest every spring. [c999999] [c0] [c-1]\n"
     save_page(wiki, page, body, expected_version=page_version(wiki, page))
-    result = verify_page(wiki, page, wiki.verifier())
+    result = verify_page(wiki, page, services_for(wiki).verifier)
     assert result.unknown_citations == ("[c999999]", "[c0]", "[c-1]")  # [c1] is a stored chunk: the control
     assert all("1" not in (sentence.reason or "") for sentence in result.sentences)  # "[c-1]" is a mark, not the number 1
     assert all("[c" not in sentence.sentence for sentence in result.sentences)

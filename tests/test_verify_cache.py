@@ -6,6 +6,8 @@ import hashlib
 
 import numpy as np
 
+from conftest import services_for
+
 from llmwiki.verify.cache import CACHE_FILE, CachedVerifier, cached
 
 
@@ -90,7 +92,8 @@ def test_a_page_verified_again_scores_nothing_and_an_edited_sentence_alone(wiki)
     from llmwiki.verify import verify_page
 
     page = "wiki/summaries/volta.md"
-    verifier = wiki.verifier()  # the shipped NLI model, its scores kept in the workspace
+    services = services_for(wiki)
+    verifier = services.verifier  # the shipped NLI model, its scores kept in the workspace
     assert isinstance(verifier, CachedVerifier)
     first = verify_page(wiki, page, verifier, force=True, verbatim=False)
     scored = verifier.misses
@@ -98,7 +101,7 @@ def test_a_page_verified_again_scores_nothing_and_an_edited_sentence_alone(wiki)
     second = cached(verifier.verifier, wiki.state_dir)  # as the next `llmwiki verify` process opens the file
     again = verify_page(wiki, page, second, force=True, verbatim=False)
     assert second.misses == 0 and second.hits == scored  # every pair read back
-    assert wiki.verifier() is verifier  # one per workspace and setting in a process, like the model it wraps
+    assert services.verifier is verifier  # one per Services object, like the model it wraps
     assert [s.p_entailment for s in again.sentences] == [s.p_entailment for s in first.sentences]
     plain = wiki.config.model_copy(update={"verification": wiki.config.verification.model_copy(update={"cache_scores": False})})
-    assert not isinstance(type(wiki)(root=wiki.root, config=plain).verifier(), CachedVerifier)  # the setting turns it off
+    assert not isinstance(services_for(type(wiki)(root=wiki.root, config=plain)).verifier, CachedVerifier)  # the setting turns it off

@@ -168,7 +168,7 @@ def test_verifying_a_page_from_the_cli_imports_neither_torch_nor_transformers(on
 @pytest.fixture
 def workspace_cli(tmp_path):
     """A workspace of one source and one reworded page (its sentences go through the model), ingested."""
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
     root = tmp_path / "ws"

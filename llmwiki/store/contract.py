@@ -37,7 +37,7 @@ DOCUMENT_COLUMNS = (
     "stale_since, derived_from, created_at, updated_at"
 )
 # Okapi BM25's textbook parameters (not fitted here), as DuckDB's match_bm25 uses them: the in-process
-# search (llmwiki.search) and the server's (PostgresStore.search_chunks) both rank with these.
+# search (llmwiki.read.search) and the server's (PostgresStore.search_chunks) both rank with these.
 BM25_K1 = 1.2
 BM25_B = 0.75
 _CHUNK_COLUMNS = "id, document_id, page_number, start_offset, end_offset, token_count, breadcrumb, text"

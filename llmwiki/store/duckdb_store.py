@@ -12,7 +12,7 @@ What it adds to the contract, and why:
   raises ``StoreDamagedError`` with the fix, whenever DuckDB notices it.
 - Search postings split and stemmed in SQL by DuckDB's FTS extension (loaded
   from the file its package ships, never from the network) and read by
-  ``llmwiki.search`` into an in-process copy, through ``PostingsReader``; a
+  ``llmwiki.read.search`` into an in-process copy, through ``PostingsReader``; a
   generation counter and a lineage mark tell that copy when to refresh.
 - Bulk rows go in as Arrow tables that the SQL names directly (DuckDB's
   replacement scans), hence locals that look unused.
@@ -548,7 +548,7 @@ class DuckDBStore(Store):
             finally:
                 conn.execute("DETACH llmwiki_snapshot")
 
-    # -- search (the scoring itself lives in llmwiki.search) ----------------------
+    # -- search (the scoring itself lives in llmwiki.read.search) ----------------------
 
     @contextmanager
     def postings(self) -> Iterator[PostingsReader]:
@@ -558,7 +558,7 @@ class DuckDBStore(Store):
 
 
 class PostingsReader:
-    """What ``llmwiki.search`` reads of a DuckDB store to keep its in-process copy of the postings."""
+    """What ``llmwiki.read.search`` reads of a DuckDB store to keep its in-process copy of the postings."""
 
     def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
         self._conn = conn

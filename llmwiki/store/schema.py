@@ -12,7 +12,7 @@ indexes the keys they look up), DuckDB's are kept in code (its constraint
 checks refuse some valid delete-then-insert sequences in one transaction);
 and the search postings differ, since DuckDB's are split by its FTS extension
 and searched in process, PostgreSQL's are read off a ``tsvector`` the server
-searches itself (``llmwiki.search``).
+searches itself (``llmwiki.read.search``).
 """
 
 from __future__ import annotations

@@ -118,9 +118,9 @@ class SimilarityVerifier:
     contradictions = False  # its contradiction column is always 0
 
     def __init__(self, embedder=None) -> None:
-        from llmwiki.embeddings import default_embedder
+        from llmwiki.embeddings import SentenceTransformerEmbedder
 
-        self.embedder = embedder or default_embedder()
+        self.embedder = embedder or SentenceTransformerEmbedder()
 
     def score(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
         if not premises:

@@ -22,11 +22,12 @@ _WORKER: dict = {}  # in each worker process: the workspace and its verifier
 def _start(root: str, threads: int) -> None:
     import torch
 
+    from llmwiki.services import Services
     from llmwiki.workspace import Workspace
 
     torch.set_num_threads(threads)
     workspace = Workspace.open(Path(root))
-    _WORKER.update(workspace=workspace, verifier=workspace.verifier())
+    _WORKER.update(workspace=workspace, verifier=Services(workspace).verifier)  # this process's edge: the model loaded once here
 
 
 def _verify(page: str, force: bool) -> tuple[str, str | None, bool]:

@@ -47,7 +47,7 @@ from llmwiki.pages import (
 )
 from llmwiki.policy import ANSWER_POLICY, SELECT_POLICY, AnswerPolicy
 from llmwiki.tools import CHAT_TOOLS, ToolArgumentError, limit_argument, text_argument
-from llmwiki.questions import (
+from llmwiki.read.questions import (
     QUESTION_FRAME,
     content_words,
     has_pronoun,
@@ -64,18 +64,17 @@ from llmwiki.questions import (
     unnamed_person,
     without_truth_frame,
 )
-from llmwiki.ranker import answer_probabilities, ranker_input, rerank, similarities
-from llmwiki.search import preview, search
-from llmwiki.select import Selection, read_wiki_page, select
-from llmwiki.tracing import NULL_TRACER, Tracer
+from llmwiki.read.ranker import answer_probabilities, ranker_input, rerank, similarities
+from llmwiki.read.search import preview, search
+from llmwiki.read.select import Selection, read_wiki_page, select
 from llmwiki.text import DEMONSTRATIVES, DETERMINERS, FORMS_OF_BE, FORMS_OF_HAVE, NEGATIONS, PERSONAL_PRONOUNS, alternation, stem, tokens
 from llmwiki.verify.facts import FactCheck, name_words
+from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
 NOTHING_SELECTED = "The sources do not say: nothing in the wiki or the sources matches this question. "
 NOT_SUPPORTED = "The sources do not say."
 _TABLE_BLOCK = re.compile(r"(?:^\|.*\|[ \t]*\n){6,}", re.MULTILINE)
-_DEFAULT = object()  # "the workspace's", where None means "none"
 _FOLLOW_UP = re.compile(rf"^\s*(and|what about|how about|also|then|but|same|and in|in)\b|\b{alternation(PERSONAL_PRONOUNS | DEMONSTRATIVES)}\b", re.IGNORECASE)
 
 
@@ -169,7 +168,7 @@ def is_follow_up(question: str) -> bool:
 
 def condense(question: str, conversation: Conversation | None, *, backend: Backend, stopwords: frozenset[str] = frozenset(), history_messages: int = 6) -> str:
     """A follow-up rewritten to stand alone; unchanged when it is not a follow-up."""
-    from llmwiki.select import is_collection_question
+    from llmwiki.read.select import is_collection_question
 
     previous = conversation.last_question() if conversation else None
     if not previous or not is_follow_up(question) or is_collection_question(question):
@@ -244,7 +243,7 @@ class _Candidate:
         """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
         if not _REFERS_BACK.match(self.sentence):
             return "", ""
-        from llmwiki.chunking import sentence_spans
+        from llmwiki.ingest.chunking import sentence_spans
 
         before = CITATION.sub("", self.chunk_text[: self.offset]).rstrip()
         spans = sentence_spans(before)
@@ -260,7 +259,7 @@ class _Candidate:
 def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
     """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
     Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview)."""
-    from llmwiki.chunking import sentence_spans
+    from llmwiki.ingest.chunking import sentence_spans
 
     items = [item for item in selection.items if item.chunk_id is not None]
     sources = [item for item in items if item.kind == "source"]
@@ -321,7 +320,7 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     that leads an answer must itself hold that share: a sentence ranked first
     for its kind of answer (a date, a name) but about something else does not.
     """
-    from llmwiki.search import SearchIndex, analyze
+    from llmwiki.read.search import SearchIndex, analyze
 
     if not candidates:
         return "nothing selected holds a sentence to answer with", [], []
@@ -553,7 +552,7 @@ def hand_ranking(question: str, candidates: Sequence[_Candidate], question_shape
 
 def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[_Candidate], list[tuple[float, int]]]:
     """The sentences an extractive answer to ``question`` chooses from, and their hand ranking: what the answer
-    ranker is trained on (``llmwiki.ranker.train``)."""
+    ranker is trained on (``llmwiki.read.ranker.train``)."""
     candidates = _candidates(workspace, select(workspace, question))
     return candidates, hand_ranking(question, candidates, shape(question))
 
@@ -586,15 +585,16 @@ def shown(candidate: _Candidate) -> str:
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 
-def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, sentences: int = 2, verifier=None, ranker=_DEFAULT,
-                      similarity=_DEFAULT, policy: AnswerPolicy | None = None) -> ExtractiveReply:
+def extractive_answer(workspace: Workspace, question: str, selection: Selection, *, services: Services, sentences: int = 2,
+                      policy: AnswerPolicy | None = None) -> ExtractiveReply:
     """The extractive backend's answer: the sentence that answers the question first, cited; a verdict
     for yes/no questions; "the sources do not say" when the selection does not match the question.
 
-    ranker: reorders the best hand-ranked sentences of a question that is not yes/no (``llmwiki.ranker``;
-    None: the hand ranking alone; by default the workspace's, loaded on first use).
-    similarity: the sentence embedder that compares the question with those sentences: it reorders them too,
-    and refuses when none is close (``policy.min_similarity``); None: neither; by default the workspace's.
+    services: where the models come from, each read only when this question needs it (``llmwiki.services``):
+    ``ranker`` reorders the best hand-ranked sentences of a question that is not yes/no (``llmwiki.read.ranker``;
+    None: the hand ranking alone); ``similarity``, the sentence embedder that compares the question with those
+    sentences, reorders them too and refuses when none is close (``policy.min_similarity``; None: neither);
+    ``verifier`` settles yes/no questions.
     policy: the fitted thresholds and counts (``llmwiki.policy``); by default the workspace's ``[chat]`` settings over the shipped ones.
     Dataset rows named by the question are quoted as they are; a question about the wiki as a whole
     gets its overview and index.
@@ -620,16 +620,13 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     if reason is None:
         ranking = hand_ranking(question, candidates, question_shape, policy=policy)
         inputs = [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates]
-        if similarity is _DEFAULT:  # loaded only now: a question refused on its words does not wait for the model
-            similarity = workspace.answer_similarity()
-        cosines = similarities(similarity, question, inputs, ranking, ranked=policy.ranked)
+        # services' models are read only here: a question refused on its words does not wait for them to load
+        cosines = similarities(services.similarity, question, inputs, ranking, ranked=policy.ranked)
         if cosines and max(cosines.values()) < policy.min_similarity:
             closest = max(cosines, key=cosines.get)
             reason = f"the selected sentences share its words but are about something else; the closest: \"{preview(candidates[closest].sentence, 90)}\""
     if reason is None and not question_shape.yes_no:
-        if ranker is _DEFAULT:  # loaded only now: a refused or yes/no question does not wait for the model
-            ranker = workspace.answer_ranker()
-        probabilities = answer_probabilities(ranker, question, inputs, ranking, ranked=policy.ranked)
+        probabilities = answer_probabilities(services.ranker, question, inputs, ranking, ranked=policy.ranked)
         ranking = rerank(ranking, probabilities, cosines, weight=policy.ranker_weight, similarity_weight=policy.similarity_weight)
         best = max((p for index, p in probabilities.items() if may_lead[index]), default=0.0)
         if probabilities and len(words) <= policy.few_terms and best < policy.min_answer_p:
@@ -651,7 +648,7 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
             reason = f"no selected sentence is about {' '.join(subject)}; the closest: \"{preview(ranked[0].sentence, 90)}\" ({ranked[0].referent})"
             return ExtractiveReply(table_text.strip()) if tables else ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
         statement = question_shape.statement or question
-        verifier = verifier or workspace.verifier()
+        verifier = services.verifier
         reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject, negation=negated_statement(question),
                         policy=policy)
         turned = converse(statement)
@@ -681,23 +678,19 @@ def answer_question(
     question: str,
     *,
     open_page: str | None = None,
-    backend: Backend | None = None,
+    services: Services | None = None,
     conversation: Conversation | None = None,
     on_token: Callable[[str], None] | None = None,
-    tracer: Tracer | None = None,
-    verifier=None,
-    ranker=_DEFAULT,
-    similarity=_DEFAULT,
 ) -> Answer:
-    """Select context for a question and answer it with the configured backend.
+    """Select context for a question and answer it with the backend of services.
 
-    verifier: what settles yes/no questions for the extractive backend (default: the workspace's);
-    ranker: what reorders its candidate sentences (default: the workspace's ``[chat] answer_ranker``; None: the hand ranking);
-    similarity: the embedder that compares the question with them (default: ``[chat] answer_similarity``; None: none)."""
-    backend = backend or workspace.backend()
-    tracer = tracer or workspace.tracer()
+    services: the backend, the tracer and, for the extractive backend, the verifier that settles yes/no questions, the
+    ranker and the embedder that order its candidate sentences (``llmwiki.services``; by default built from the
+    workspace's settings for this call: an edge that answers more than once passes its own)."""
+    services = services or Services(workspace)
+    backend, tracer = services.backend, services.tracer
     settings = workspace.config.chat
-    from llmwiki.search import SearchIndex
+    from llmwiki.read.search import SearchIndex
 
     index = SearchIndex.for_store(workspace.store)
     with tracer.span("ask", backend=backend.name) as span:
@@ -709,7 +702,7 @@ def answer_question(
         if read_as:
             span.set(read_as=dict(read_as))
         with workspace.store.session():  # one connection for the selection's lookups, not one per lookup
-            selection = select(workspace, standalone, open_page=open_page)
+            selection = select(workspace, standalone, open_page=open_page, services=services)
         span.set(selected=len(selection.items), chunks=len(selection.chunk_ids))
         if selection.refused:
             return Answer(question=question, read_as=read_as, text=selection.refused, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
@@ -717,8 +710,7 @@ def answer_question(
             return Answer(question=question, read_as=read_as, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         verdict = None
         if not backend.generates:
-            reply = extractive_answer(workspace, standalone, selection, sentences=settings.answer_sentences, verifier=verifier, ranker=ranker,
-                                      similarity=similarity)
+            reply = extractive_answer(workspace, standalone, selection, services=services, sentences=settings.answer_sentences)
             text, verdict = reply.text or NOT_SUPPORTED, reply.verdict
             if reply.refused or not reply.text:
                 if on_token is not None:
@@ -781,8 +773,9 @@ TOOLS = [spec.openai() for spec in CHAT_TOOLS]  # one definition of each tool: l
 _CHAT_SPECS = {spec.name: spec for spec in CHAT_TOOLS}
 
 
-def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int]) -> tuple[str, bool]:
+def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int], services: Services) -> tuple[str, bool]:
     """Run one tool call; returns (text for the model, whether it found something substantive).
+    services: the datasets and the search embedder the tools read.
 
     Every argument is checked (type, range, length) and no error escapes: whatever goes wrong is
     told to the model as a tool message, so one bad call never aborts an answer.
@@ -797,7 +790,8 @@ def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int
     try:
         spec.check(arguments)
         if name in ("search_wiki", "search_sources"):
-            result = search(workspace, text_argument(arguments, "query"), scope="wiki" if name == "search_wiki" else "sources", limit=limit_argument(arguments))
+            result = search(workspace, text_argument(arguments, "query"), scope="wiki" if name == "search_wiki" else "sources", limit=limit_argument(arguments),
+                            embedder=services.embedder)
             lines = [result.readout] + [f"[c{hit.chunk_id}] ({hit.label}) {hit.preview}" for hit in result.hits]
             cited.update(hit.chunk_id for hit in result.hits)
             return "\n".join(lines), bool(result.hits)
@@ -806,7 +800,7 @@ def run_tool(workspace: Workspace, name: str, arguments: dict, *, cited: set[int
             for chunk_id in cited_chunk_ids(text):
                 cited.add(chunk_id)
             return text[:20_000], True
-        frame = workspace.datasets().query(text_argument(arguments, "category"), key=text_argument(arguments, "key") or None,
+        frame = services.datasets.query(text_argument(arguments, "category"), key=text_argument(arguments, "key") or None,
                                            metric=text_argument(arguments, "metric") or None)
         shown_rows = SELECT_POLICY.max_dataset_rows
         rows = frame.head(shown_rows).to_dicts()
@@ -825,17 +819,20 @@ def agentic_answer(
     workspace,
     question: str,
     *,
-    backend: Backend,
+    services: Services | None = None,
     strict: bool = True,
     conversation: Conversation | None = None,
     on_token: Callable[[str], None] | None = None,
-    tracer: Tracer = NULL_TRACER,
 ) -> Answer:
-    """Let the model use the tools; strict holds the answer until it rests on a tool result."""
+    """Let the model use the tools; strict holds the answer until it rests on a tool result.
+    services: the backend (a generating one), the tracer, the datasets and the search embedder the tools read
+    (by default built from the workspace's settings for this call)."""
+    services = services or Services(workspace)
+    backend, tracer = services.backend, services.tracer
     if not backend.generates:
         raise LlmwikiError("agentic chat needs a generating backend with tool calls: set [llm] backend = \"openai\".")
     settings = workspace.config.chat
-    blocked = select(workspace, question).refused if settings.blacklist else None
+    blocked = select(workspace, question, services=services).refused if settings.blacklist else None
     if blocked:
         return Answer(question=question, text=blocked, selection=Selection(question=question, refused=blocked), backend=backend.name, refused=True)
     messages = [{"role": "system", "content": prompts.SYSTEM + " Use the tools to find passages before answering."}]
@@ -859,7 +856,7 @@ def agentic_answer(
         messages.append({"role": "assistant", "content": completion.text or "", "tool_calls": [
             {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}} for call in completion.tool_calls]})
         for call in completion.tool_calls:
-            result, found = run_tool(workspace, call.name, call.parsed_arguments(), cited=cited)
+            result, found = run_tool(workspace, call.name, call.parsed_arguments(), cited=cited, services=services)
             substantive = substantive or found
             steps.append(f"{call.name}({call.arguments}) -> {'found' if found else result.splitlines()[0][:120]}")
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
@@ -882,11 +879,13 @@ def agentic_answer(
 # -- saving an answer as a page ----------------------------------------------------------
 
 
-def save_answer(workspace: Workspace, answer: Answer, *, title: str | None = None) -> tuple[str, str | None]:
-    """Write the answer as wiki/answers/<slug>.md (merged into an existing one); returns (path, commit)."""
+def save_answer(workspace: Workspace, answer: Answer, *, title: str | None = None, services: Services | None = None) -> tuple[str, str | None]:
+    """Write the answer as wiki/answers/<slug>.md (merged into an existing one); returns (path, commit).
+    services: the verifier that checks a model's page under [review] hold (loaded only then; by default built from
+    the workspace's settings)."""
     from llmwiki.generate import join_sections, split_sections, with_citations
     from llmwiki.pages import ANSWERS
-    from llmwiki.wiki import publish
+    from llmwiki.publish.wiki import publish
 
     if answer.refused:
         raise LlmwikiError(f"a refusal cannot be saved as a page ({answer.text.strip()[:160]}): there is nothing cited to keep. Ask a question the sources answer.")
@@ -915,5 +914,5 @@ def save_answer(workspace: Workspace, answer: Answer, *, title: str | None = Non
         _, commit = publish(workspace, {relative: text}, operation="save answer", subject=relative)
     from llmwiki.review import apply_hold
 
-    apply_hold(workspace, [relative], model_written=answer.backend != "extractive", verifier=workspace.verifier)  # [review] hold
+    apply_hold(workspace, [relative], model_written=answer.backend != "extractive", verifier=(services or Services(workspace)).load_verifier)  # [review] hold
     return relative, commit

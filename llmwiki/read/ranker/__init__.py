@@ -19,7 +19,7 @@ the selection is about something else: an answer is refused when none of
 the best sentences reaches ``AnswerPolicy.min_similarity``.
 
 The default, "llmwiki-ranker", is llmwiki's NLI verifier fine-tuned on CMU QA
-S08 questions (``llmwiki.ranker.train``; weights in ``weights/``, see
+S08 questions (``llmwiki.read.ranker.train``; weights in ``weights/``, see
 MODEL.md): its P(entailment) column is P(holds the answer). Any NLI-style
 sequence-classification model id or path may be configured instead
 (``[chat] answer_ranker``), or "none" for the hand ranking alone. An install
@@ -28,7 +28,6 @@ without the weights falls back to the hand ranking.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,7 +55,6 @@ def ranker_input(sentence: str, referent: str) -> str:
     return f"{referent}: {sentence}" if referent else sentence
 
 
-@functools.lru_cache(maxsize=4)
 def load_ranker(name: str = DEFAULT_RANKER, *, int8: bool = True):
     """The configured ranker (a scorer with ``score(premises, hypotheses)``), or None for the hand ranking
     alone ("none", or the default in an install without its weights)."""
@@ -71,11 +69,11 @@ def load_ranker(name: str = DEFAULT_RANKER, *, int8: bool = True):
 
 
 def load_similarity(name: str = DEFAULT_SIMILARITY, *, int8: bool = True):
-    """The sentence embedder that compares questions with sentences (one per name and process), or None ("none").
+    """The sentence embedder that compares questions with sentences, or None ("none").
     Any sentence-transformers model id or path; the default is the shipped MiniLM."""
-    from llmwiki.embeddings import default_embedder
+    from llmwiki.embeddings import SentenceTransformerEmbedder
 
-    return None if name == NO_RANKER else default_embedder(name, int8)
+    return None if name == NO_RANKER else SentenceTransformerEmbedder(name, int8=int8)
 
 
 def similarities(embedder, question: str, inputs: Sequence[str], ranking: Sequence[tuple[float, int]], *, ranked: int = RANKED) -> dict[int, float]:

@@ -11,7 +11,7 @@ Bringing the store back:
 - ``load_snapshot``: a usable snapshot (same schema migrations, readable)
   replaces every table's rows in one transaction: versions, stale marks and
   stored verifications come back exactly.
-- ``rebuild_store`` (``llmwiki.ingest``): without one, the store is rebuilt
+- ``rebuild_store`` (``llmwiki.ingest.sources``): without one, the store is rebuilt
   from the files (no model call); ``REBUILD_LOSSES`` says what that loses.
 - ``restore_to``: files and store back to a commit (the body of ``llmwiki
   restore``, idempotent, so recovery can carry an interrupted one out again).
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from llmwiki import history
+from llmwiki.publish import history
 from llmwiki.config import CONFIG_FILENAME, load_config
 from llmwiki.errors import LlmwikiError, StoreDamagedError
 from llmwiki.failpoints import failpoint
-from llmwiki.ingest import ProgressCallback, rebuild_store
+from llmwiki.ingest.sources import ProgressCallback, rebuild_store
 from llmwiki.workspace import Workspace
 
 REBUILD_LOSSES = (

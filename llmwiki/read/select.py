@@ -33,10 +33,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from llmwiki.datasets import DatasetSource
 from llmwiki.policy import SELECT_POLICY
 from llmwiki.pages import cited_chunk_ids, held_reason, split_frontmatter, strip_citation_definitions
-from llmwiki.questions import without_frame
-from llmwiki.search import SearchResult, search
+from llmwiki.read.questions import without_frame
+from llmwiki.read.search import SearchResult, search
+from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
 MAX_DATASET_ROWS = SELECT_POLICY.max_dataset_rows
@@ -168,10 +170,9 @@ def _mentions(question: str, names) -> list[str]:
     return found
 
 
-def _dataset_items(workspace: Workspace, question: str) -> tuple[list[ContextItem], list[str]]:
+def _dataset_items(source: DatasetSource, question: str) -> tuple[list[ContextItem], list[str]]:
     from llmwiki.datasets import DatasetError
 
-    source = workspace.datasets()
     notes = [f"Skipped dataset {error.path.name}: {error.problem}." for error in source.errors]
     vocabulary = source.vocabulary()
     items = []
@@ -207,12 +208,14 @@ def _dataset_items(workspace: Workspace, question: str) -> tuple[list[ContextIte
     return items, notes
 
 
-def select(workspace: Workspace, question: str, *, open_page: str | None = None) -> Selection:
-    """Choose the context for a question; see the module docstring for the rules."""
+def select(workspace: Workspace, question: str, *, open_page: str | None = None, services: Services | None = None) -> Selection:
+    """Choose the context for a question; see the module docstring for the rules. services: the datasets and the
+    search embedder (``llmwiki.services``; by default built from the workspace's settings for this call)."""
     question = (question or "").replace("\x00", " ")
     if not question.strip():
         return Selection(question=question)
     settings = workspace.config
+    services = services or Services(workspace)
     blocked = [topic for topic in settings.chat.blacklist if re.search(r"(?<!\w)" + re.escape(topic.lower()) + r"(?!\w)", question.lower())]
     if blocked:
         return Selection(
@@ -243,7 +246,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
             query = f"{query} {' '.join(widened)}"
             notes.append(f"The question names {', '.join(widened)} by an alias; the search includes it.")
         retrieval = settings.retrieval
-        search_result = search(workspace, query, scope="wiki", limit=retrieval.wiki_chunks)
+        search_result = search(workspace, query, scope="wiki", limit=retrieval.wiki_chunks, embedder=services.embedder)
         scope_used = "wiki"
         held = _held_pages(workspace, {hit.path for hit in search_result.hits})
         hits = [hit for hit in search_result.hits if hit.path not in held]
@@ -252,7 +255,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
         if search_result.case != "no_terms":
             # The sources too: a wiki quotes only part of each source (on CMU QA S08 this lifts the
             # share of fact questions whose context holds the answer from 0.764 to 0.770).
-            source_result = search(workspace, query, scope="sources", limit=retrieval.source_chunks)
+            source_result = search(workspace, query, scope="sources", limit=retrieval.source_chunks, embedder=services.embedder)
             if not hits:
                 search_result, scope_used, hits = source_result, "sources", list(source_result.hits)
             elif source_result.hits:
@@ -274,7 +277,7 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None)
         if answers:  # a saved answer gives way to the source chunks it cites: answers never rest on answers
             items = [item for item in items if item not in answers]
             notes.append(f"{len(answers)} saved answer chunk(s) gave way to the source chunks they cite.")
-    dataset_items, dataset_notes = _dataset_items(workspace, question)
+    dataset_items, dataset_notes = _dataset_items(services.datasets, question)
     items.extend(dataset_items)
     notes.extend(dataset_notes)
     unique: list[ContextItem] = []

@@ -842,14 +842,11 @@ def _top(scores: np.ndarray, limit: int) -> np.ndarray:
     return candidates[np.lexsort((candidates, -scores[candidates]))]
 
 
-def search(workspace: Workspace, query: str, *, scope: Scope = "all", limit: int | None = None, mode: Mode = "auto") -> SearchResult:
-    """Search a workspace's chunks; see SearchIndex.search."""
+def search(workspace: Workspace, query: str, *, scope: Scope = "all", limit: int | None = None, mode: Mode = "auto",
+           embedder: Embedder | None = None) -> SearchResult:
+    """Search a workspace's chunks; see SearchIndex.search. embedder: the hybrid ranking's chunk embedder
+    (``Services.embedder``: None when [retrieval] hybrid is off), None for BM25 alone."""
     retrieval = workspace.config.retrieval
-    embedder = None
-    if retrieval.hybrid:
-        from llmwiki.embeddings import default_embedder
-
-        embedder = default_embedder(retrieval.embedding_model, retrieval.embedding_int8)
     return SearchIndex.for_store(workspace.store).search(
         query,
         scope=scope,

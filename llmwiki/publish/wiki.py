@@ -2,7 +2,7 @@
 
     files --ingest--> stored documents and chunks --generate--> page texts --publish--> files, store, commit, snapshot
 
-- ``ingest_paths``: ``llmwiki.ingest`` stores the files, then every source
+- ``ingest_paths``: ``llmwiki.ingest.sources`` stores the files, then every source
   whose pages are missing or were written from another version of it gets
   them (``pending_sources``): the ones just ingested, and any a crash or a
   failed model call left behind, so a rerun of ``llmwiki ingest`` finishes
@@ -11,7 +11,7 @@
   composes new texts (``llmwiki.generate``), publishes them.
 - ``publish``: index and overview rebuilt, a log entry, atomic file writes,
   the store brought in line (``ingest.index_pages``), one git commit, all
-  under the journal (``llmwiki.journal``), which also takes the commit's
+  under the journal (``llmwiki.publish.journal``), which also takes the commit's
   snapshot. Maintenance and saved answers write through it too.
 """
 
@@ -22,17 +22,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from llmwiki import history
+from llmwiki.publish import history
 from llmwiki.backends import Backend
-from llmwiki.chunking import TokenCounter
+from llmwiki.ingest.chunking import TokenCounter
 from llmwiki.failpoints import failpoint
 from llmwiki.generate import GenerationError, GenerationReport, compose_pages, load_aliases, write_aliases
-from llmwiki.ingest import IngestReport, ProgressCallback, embed_and_checkpoint, index_pages, ingest_files
-from llmwiki.journal import ACTIVE, Journal
-from llmwiki.journal import operation as journaled
+from llmwiki.ingest.sources import IngestReport, ProgressCallback, embed_and_checkpoint, index_pages, ingest_files
+from llmwiki.publish.journal import ACTIVE, Journal
+from llmwiki.publish.journal import operation as journaled
 from llmwiki.pages import ANSWERS, CITATION, CONCEPTS, SUMMARIES, read_page, restore, source_entries, source_paths, split_frontmatter, write_files
 from llmwiki.records import Document
 from llmwiki.tracing import NULL_TRACER, Tracer
+from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
 ALIASES_FILE = "aliases.generated.toml"
@@ -54,13 +55,16 @@ def ingest_paths(
     count_tokens: TokenCounter | None = None,
     on_progress: ProgressCallback | None = None,
     generate: bool = True,
-    backend: Backend | None = None,
+    services: Services | None = None,
 ) -> BuildReport:
     """Ingest files and folders (default: sources/), then write the pages of every source that needs them.
 
     generate=False stores the files only (their pages come with the next ingest that generates).
+    services: the backend that writes the pages, the tracer and the hybrid retrieval's embedder (``llmwiki.services``;
+    by default built from the workspace's settings for this call).
     """
-    tracer = workspace.tracer()
+    services = services or Services(workspace)
+    tracer = services.tracer
     report = ingest_files(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, tracer=tracer)
     failpoint("ingest:stored")
     generation, finished = None, ()
@@ -71,8 +75,8 @@ def ingest_paths(
         if pending:
             if on_progress is not None:
                 on_progress(len(report.outcomes), len(report.outcomes), "writing wiki pages")
-            generation = regenerate_sources(workspace, pending, backend=backend or workspace.backend(), tracer=tracer)
-    embed_and_checkpoint(workspace, report, on_progress=on_progress)
+            generation = regenerate_sources(workspace, pending, backend=services.backend, tracer=tracer)
+    embed_and_checkpoint(workspace, report, embedder=services.embedder, on_progress=on_progress)
     return BuildReport(outcomes=report.outcomes, seconds=report.seconds, generation=generation, finished=finished)
 
 
@@ -127,7 +131,7 @@ def publish(workspace: Workspace, texts: dict[str, str | None], *, operation: st
     """The one write path for wiki pages: index, overview, log, atomic files, store, commit.
 
     Returns (written paths, commit id). Files are restored if the store update
-    fails; the write is journaled (llmwiki.journal), so a crash midway is
+    fails; the write is journaled (llmwiki.publish.journal), so a crash midway is
     rolled back by the next command's recovery.
     """
     journal = ACTIVE.get(workspace.root)

@@ -1,7 +1,7 @@
 """Train the answer ranker on CMU QA S08: the shipped NLI verifier fine-tuned to tell which sentence holds the answer.
 
-    python -m llmwiki.ranker.train [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace]
-                                   [--recollect] [--out llmwiki/ranker/weights] [--sets set1,set2,set3] [--hold-out SET]
+    python -m llmwiki.read.ranker.train [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace]
+                                   [--recollect] [--out llmwiki/read/ranker/weights] [--sets set1,set2,set3] [--hold-out SET]
                                    [--epochs 1] [--lr 3e-5]
 
 Data: every fact question of S08 (reference neither yes nor no) is asked of a
@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from llmwiki.ranker import MAX_LENGTH, RANKED, SIMILARITY_WEIGHT, WEIGHT, WEIGHTS_DIR, ranker_input
-from llmwiki.ranker.cmuqa import contains_reference, load_questions, reference_kind
+from llmwiki.read.ranker import MAX_LENGTH, RANKED, SIMILARITY_WEIGHT, WEIGHT, WEIGHTS_DIR, ranker_input
+from llmwiki.read.ranker.cmuqa import contains_reference, load_questions, reference_kind
 
 SETS = ("set1", "set2", "set3", "set4")
 POSITIVES = 3
@@ -43,7 +43,7 @@ OTHER_NEGATIVES = 2
 
 def build_workspace(data: Path, folder: Path, sets: tuple[str, ...] = SETS):
     """A workspace of the S08 articles of ``sets`` (all four by default), kept in ``folder`` between runs."""
-    from llmwiki.wiki import ingest_paths
+    from llmwiki.publish.wiki import ingest_paths
     from llmwiki.workspace import Workspace
 
     if (folder / "wiki" / "index.md").is_file():
@@ -59,7 +59,7 @@ def build_workspace(data: Path, folder: Path, sets: tuple[str, ...] = SETS):
 
 def collect(workspace, questions: list[dict]) -> list[dict]:
     """Per fact question: its candidates' ranker inputs, whether each holds a reference as shown, and the hand ranking."""
-    from llmwiki.answer import candidate_sentences, shown
+    from llmwiki.read.answer import candidate_sentences, shown
 
     rows = []
     for number, entry in enumerate(questions, start=1):
@@ -146,7 +146,7 @@ def _shown(order: list[int], row: dict) -> list[int]:
     back ("This is ...") shown with the one before it, its label already counting both, so it fills both places. Rows
     collected with ``points_back`` instead of the antecedents' text stand for each antecedent by its place; rows
     collected before either have none."""
-    from llmwiki.answer import fill_places
+    from llmwiki.read.answer import fill_places
 
     antecedents = row.get("antecedents")
     if antecedents is None:
@@ -160,7 +160,7 @@ def hits(rows: list[dict], ranker=None, *, ranked: int = RANKED, weight: float =
          similarity_weight: float = SIMILARITY_WEIGHT) -> dict[str, float]:
     """Share of questions whose first one and first two distinct sentences hold a reference: by hand, or reranked
     (by the ranker, and by cosines, one ``ranker.similarities`` per row, when given)."""
-    from llmwiki.ranker import answer_probabilities, rerank
+    from llmwiki.read.ranker import answer_probabilities, rerank
 
     first = two = 0
     for row, row_cosines in zip(rows, cosines or [None] * len(rows)):
@@ -178,7 +178,7 @@ def main(argv=None) -> None:
     from llmwiki.verify.train import save_shipped
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[3] / "shared" / "data" / "cmu-qa" / "S08")
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[4] / "shared" / "data" / "cmu-qa" / "S08")
     parser.add_argument("--workspace", type=Path, default=Path("/tmp/llmwiki-ranker-workspace"), help="where the S08 workspace and the collected pairs are kept")
     parser.add_argument("--recollect", action="store_true", help="ask the questions again instead of reusing the kept pairs")
     parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)

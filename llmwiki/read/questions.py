@@ -30,8 +30,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from llmwiki import parsing
-from llmwiki.chunking import sentence_spans
+from llmwiki.read import parsing
+from llmwiki.ingest.chunking import sentence_spans
 from llmwiki.policy import ANSWER_POLICY
 from llmwiki.text import (
     AUXILIARIES,

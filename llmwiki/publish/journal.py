@@ -31,10 +31,10 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llmwiki import history
-from llmwiki.ingest import index_pages, rebuild_store
+from llmwiki.publish import history
+from llmwiki.ingest.sources import index_pages, rebuild_store
 from llmwiki.errors import StoreDamagedError
-from llmwiki.snapshots import load_snapshot, recover_store, restore_to, store_problem, take_snapshot
+from llmwiki.publish.snapshots import load_snapshot, recover_store, restore_to, store_problem, take_snapshot
 from llmwiki.workspace import Workspace
 
 JOURNAL_FILE = "journal.json"

@@ -9,7 +9,7 @@ previous version stays where it was. One bad file never stops a scan.
 
 The source and its chunks are committed here, before anything (a wiki page,
 an index) is generated from them. This module knows nothing of generation:
-``llmwiki.wiki.ingest_paths`` runs ingest, then generation, as one unit.
+``llmwiki.publish.wiki.ingest_paths`` runs ingest, then generation, as one unit.
 
 Wiki pages are documents too: ``index_pages`` brings the store in line with
 pages as written (their chunks, references and derivation), and
@@ -26,12 +26,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llmwiki.chunking import TokenCounter, chunk_pages
+from llmwiki.ingest.chunking import TokenCounter, chunk_pages
+from llmwiki.embeddings import Embedder
 from llmwiki.errors import IngestError, StoreError, WorkspaceError
-from llmwiki.extract import EXTRACTORS, extract
+from llmwiki.ingest.extract import EXTRACTORS, extract
 from llmwiki.failpoints import failpoint
 from llmwiki.pages import SUMMARIES, source_paths, split_frontmatter
-from llmwiki.tracing import Tracer
+from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.workspace import COLLECTION_PAGES, STATE_DIRNAME, Workspace
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -242,13 +243,12 @@ def ingest_files(
     copy: bool = False,
     count_tokens: TokenCounter | None = None,
     on_progress: ProgressCallback | None = None,
-    tracer: Tracer | None = None,
+    tracer: Tracer = NULL_TRACER,
 ) -> IngestReport:
     """Ingest files and folders (default: sources/) into the store, continuing past bad files.
 
-    No page is written here; see ``llmwiki.wiki.ingest_paths`` for ingest with generation.
+    No page is written here; see ``llmwiki.publish.wiki.ingest_paths`` for ingest with generation.
     """
-    tracer = tracer or workspace.tracer()
     with tracer.span("ingest") as span:
         report = _ingest_files(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, tracer=tracer)
         span.set(files=len(report.outcomes), chunks=report.chunk_count, **{action: report.count(action) for action in ("ingested", "updated", "unchanged", "failed", "refused")})
@@ -279,14 +279,15 @@ def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_p
     return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)
 
 
-def embed_and_checkpoint(workspace: Workspace, report: IngestReport, *, on_progress: ProgressCallback | None = None) -> None:
-    """After a batch: embed new chunks (hybrid retrieval only), fold the write-ahead log into the file."""
-    if workspace.config.retrieval.hybrid:
-        from llmwiki.embeddings import default_embedder, embed_missing
+def embed_and_checkpoint(workspace: Workspace, report: IngestReport, *, embedder: Embedder | None = None, on_progress: ProgressCallback | None = None) -> None:
+    """After a batch: embed new chunks with embedder (hybrid retrieval: ``Services.embedder``; None: nothing to embed),
+    fold the write-ahead log into the file."""
+    if embedder is not None:
+        from llmwiki.embeddings import embed_missing
 
         embed_missing(
             workspace.store,
-            default_embedder(workspace.config.retrieval.embedding_model, workspace.config.retrieval.embedding_int8),
+            embedder,
             on_progress=None if on_progress is None else lambda done, total: on_progress(done, total, "embedding chunks"),
         )
     if any(outcome.action in ("ingested", "updated", "failed") for outcome in report.outcomes):
