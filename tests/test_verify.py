@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -625,3 +627,69 @@ def test_cli_verify_in_two_processes_stores_what_one_process_would(page):
     assert any(line["page"] == "wiki/concepts/orphan.md" and "error" in line for line in lines)
     for name, scores in stored.items():  # each page scored again in a worker, the same numbers stored
         assert [s.p_entailment for s in load_verification(workspace, name).sentences] == pytest.approx(scores, abs=1e-3)
+
+
+def test_contrast_pairs_negate_an_entailed_hypothesis_and_call_it_a_contradiction():
+    from llmwiki.verify.train import contrast, negated
+
+    assert negated("A man is playing a guitar.") == "A man is not playing a guitar."
+    assert negated("Otters can swim.") == "Otters can not swim."
+    assert negated("Otters are not fish.") is None and negated("Otters eat fish.") is None  # negated already; no "be" or modal
+    pairs = [
+        {"p": "A man plays a red guitar on stage.", "h": "A man is playing a guitar.", "y": 0, "src": "a"},
+        {"p": "Kelp is green.", "h": "Kelp is red.", "y": 2, "src": "a"},  # control: only entailed pairs are turned
+        {"p": "Otters eat fish.", "h": "Otters eat.", "y": 0, "src": "a"},  # control: no verb a "not" follows
+    ]
+    made = contrast(pairs, count=6, seed=1)
+    assert len(made) == 6 and {pair["y"] for pair in made} == {2}
+    assert {(pair["p"], pair["h"]) for pair in made} == {
+        ("A man plays a red guitar on stage.", "A man is not playing a guitar."),  # P contradicts "not H"
+        ("A man is not playing a guitar.", "A man plays a red guitar on stage."),  # and "not H" contradicts P
+    }
+
+
+def _tiny_pool(path):
+    import gzip
+    import json
+
+    rows = [{"p": f"Otter {index} eats fish in the bay.", "h": f"Otter {index} is eating.", "y": index % 3, "src": "snli_dev"} for index in range(60)]
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
+    return path
+
+
+def test_a_training_run_cut_off_goes_on_from_its_checkpoint_to_the_same_weights(tmp_path):
+    from safetensors.torch import load_file
+
+    from llmwiki.verify.train import SHIPPED_FILE, main
+
+    pool = _tiny_pool(tmp_path / "pool.jsonl.gz")
+    common = ["--data", str(pool), "--max-pairs", "32", "--batch-size", "8", "--max-length", "32", "--log-every", "0"]
+    main([*common, "--out", str(tmp_path / "whole")])  # the reference: four batches in one go
+    cut = [*common, "--checkpoint", str(tmp_path / "checkpoints"), "--checkpoint-every", "100"]
+    main([*cut, "--out", str(tmp_path / "first"), "--max-seconds", "1e-9"])  # stops after its first batch
+    first = json.loads((tmp_path / "first" / "training.json").read_text())
+    assert first["stopped_early"] and first["pairs_trained"] == 8 and list((tmp_path / "checkpoints").glob("run-*.pt"))
+    main([*cut, "--out", str(tmp_path / "resumed")])  # the same command again
+    resumed = json.loads((tmp_path / "resumed" / "training.json").read_text())
+    assert resumed["resumed_at_batch"] == 1 and not resumed["stopped_early"] and resumed["pairs_trained"] == 32
+    assert not list((tmp_path / "checkpoints").glob("run-*.pt"))  # done: started again, it would train anew
+    whole, again = load_file(str(tmp_path / "whole" / SHIPPED_FILE)), load_file(str(tmp_path / "resumed" / SHIPPED_FILE))
+    assert all(torch_equal(whole[name], again[name]) for name in whole)
+    main([*cut, "--out", str(tmp_path / "cut-again"), "--max-seconds", "1e-9"])
+    main([*cut, "--lr", "1e-4", "--out", str(tmp_path / "other")])  # control: another run's settings
+    assert json.loads((tmp_path / "other" / "training.json").read_text())["resumed_at_batch"] == 0
+
+
+def torch_equal(first, second) -> bool:
+    import torch
+
+    return bool(torch.equal(first, second))
+
+
+def test_checkpoints_are_refused_inside_the_repository():
+    from llmwiki.verify.train import Checkpoint
+
+    with pytest.raises(SystemExit, match="outside"):
+        Checkpoint(Path(__file__).resolve().parent / "checkpoints", "key")
+    assert Checkpoint(Path("/tmp/llmwiki-checkpoints"), "key").path.name == "run-key.pt"  # control: outside is fine

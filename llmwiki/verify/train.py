@@ -2,7 +2,8 @@
 
     python -m llmwiki.verify.train [--data ../shared/data/nli/pool.jsonl.gz] [--out llmwiki/verify/weights]
                                    [--max-pairs N | --epochs 2] [--batch-size 32] [--lr 3e-5] [--max-length 160]
-                                   [--compose SHARE] [--init-from DIR] [--device auto]
+                                   [--compose SHARE] [--contrast SHARE] [--init-from DIR] [--device auto]
+                                   [--checkpoint DIR [--checkpoint-every 500]]
 
 The two-stage recipe and its figures are in MODEL.md.
 
@@ -18,7 +19,14 @@ these weights, after the checksums are checked (``load_shipped``).
 
 Reproducible: fixed seed, deterministic data order. On a GPU (bf16) an epoch
 over the ~89k clean pairs takes minutes; on this project's 2-core CPU about
-13-20 pairs/s, so a full run takes hours (run it outside CI).
+13-20 pairs/s, so a full run takes hours (run it outside CI). A long run is
+resumable: with --checkpoint DIR (a folder outside the repository) the model,
+optimiser and schedule are saved every --checkpoint-every batches, and the same
+command started again goes on from the last save instead of from the start.
+
+The word-embedding matrix is frozen: it is not shipped (the package's MiniLM
+supplies it at load time), so a run that changed it would train the layers
+above on embeddings no install has.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ import json
 import random
 import time
 from pathlib import Path
+
+from llmwiki.text import FORMS_OF_BE, MODALS, NEGATIONS
 
 CLEAN_SOURCES = (
     "snli_dev", "snli_test", "mnli_dev_matched", "mnli_dev_mismatched", "taxinli_mnli_train10k", "fever_rte_dev", "fever_symmetric",
@@ -87,6 +97,39 @@ def compose(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
             tail = second["h"].strip()
             joined = first["h"].strip().rstrip(".") + ", and " + tail[:1].lower() + tail[1:]
             made.append({"p": " ".join(premises), "h": joined, "y": _combined_label(first["y"], second["y"]), "src": "composed"})
+    return made
+
+
+_NEGATABLE = FORMS_OF_BE | MODALS  # "is" -> "is not", "can" -> "can not": the verbs a "not" follows without a "do"
+
+
+def negated(sentence: str) -> str | None:
+    """The sentence with "not" after its first form of "be" or modal ("A man is playing." -> "A man is not playing."),
+    or None where that rule cannot be trusted: no such verb, or a negation there already."""
+    words = sentence.split()
+    lowered = [word.lower().strip(",.;:!?") for word in words]
+    if any(word in NEGATIONS or word.endswith("n't") for word in lowered):
+        return None
+    for index, word in enumerate(lowered[:-1]):
+        if word in _NEGATABLE and index > 0:
+            return " ".join([*words[:index + 1], "not", *words[index + 1:]])
+    return None
+
+
+def contrast(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
+    """Contradictions made from entailed pairs by negating the hypothesis, teaching a "not" the model would
+    otherwise read past: when P entails H, P contradicts "not H" and "not H" contradicts P. Half put the negation
+    in the hypothesis (P, not H), half in the premise (not H, P), where page verification meets it ("Beetles ...
+    are not known to occur in the polar regions" does not support "Beetles occur in the polar regions")."""
+    rng = random.Random(seed)
+    made = []
+    entailed = [(pair, turned) for pair in pairs if pair["y"] == 0 for turned in [negated(pair["h"].strip())] if turned]
+    if not entailed:
+        return made
+    for index in range(count):
+        pair, turned = rng.choice(entailed)
+        premise, hypothesis = (pair["p"], turned) if index % 2 == 0 else (turned, pair["p"])
+        made.append({"p": premise, "h": hypothesis, "y": 2, "src": "contrast"})
     return made
 
 
@@ -219,6 +262,57 @@ def load_shipped(folder: Path = WEIGHTS_DIR):
     return model, tokenizer
 
 
+def _run_key(args) -> str:
+    """What makes two runs the same run: a checkpoint is resumed only by the command that wrote it."""
+    settings = {name: str(value) for name, value in sorted(vars(args).items()) if name not in ("checkpoint", "checkpoint_every", "log_every", "max_seconds", "out", "threads", "device")}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class Checkpoint:
+    """A run's state saved in a folder outside the repository, so that a long CPU run cut off goes on where it was:
+    the model, optimiser and schedule after a number of batches (the batches themselves are made again, in the
+    same order, from the seeds). Written to a temporary file and renamed, so a run killed mid-save keeps the last."""
+
+    def __init__(self, folder: Path, key: str) -> None:
+        repository = Path(__file__).resolve().parents[2]
+        folder = folder.resolve()
+        if folder == repository or repository in folder.parents:
+            msg = f"{folder}: checkpoints are hundreds of MB and do not belong in the repository; pass a folder outside {repository}"
+            raise SystemExit(msg)
+        self.path = folder / f"run-{key}.pt"
+
+    def resume(self, model, optimizer, scheduler) -> int:
+        """Load the last saved state into the three and return how many batches it had done (0 without one)."""
+        import torch
+
+        if not self.path.is_file():
+            return 0
+        state = torch.load(self.path, map_location="cpu", weights_only=True)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])  # dropout draws on as it would have
+        if "cuda_rng" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        print(f"resuming from {self.path} at batch {state['step']}", flush=True)
+        return int(state["step"])
+
+    def save(self, model, optimizer, scheduler, step: int) -> None:
+        import torch
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".partial")
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step, "rng": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            state["cuda_rng"] = torch.cuda.get_rng_state_all()
+        torch.save(state, partial)
+        partial.replace(self.path)
+
+    def finish(self) -> None:
+        """The run is done: started again, the command trains anew."""
+        self.path.unlink(missing_ok=True)
+
+
 def train(args) -> dict:
     import torch
     from transformers import get_linear_schedule_with_warmup
@@ -229,21 +323,30 @@ def train(args) -> dict:
     device = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     validation, training = split_held_out(load_pairs(args.data, limit=args.limit, seed=args.seed))
     order_seed = args.order_seed or args.seed  # a later stage sees other pairs; the held-out split stays
+    originals = training
     if args.compose:
-        training = training + compose(training, count=int(len(training) * args.compose), seed=order_seed)
+        training = training + compose(originals, count=int(len(originals) * args.compose), seed=order_seed)
+    if args.contrast:
+        training = training + contrast(originals, count=int(len(originals) * args.contrast), seed=order_seed)
     if args.init_from:
         model, tokenizer = load_shipped(args.init_from)
     else:
         model, tokenizer = base_model()
+    model.get_input_embeddings().weight.requires_grad_(False)  # not shipped: see the module's docstring
     model.to(device).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    optimizer = torch.optim.AdamW([parameter for parameter in model.parameters() if parameter.requires_grad], lr=args.lr, weight_decay=0.01)
     total = args.max_pairs or len(training) * args.epochs
     batches = schedule(training, batch_size=args.batch_size, total_pairs=total, upsample=args.upsample, seed=order_seed)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(0.06 * len(batches)), len(batches))
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else torch.autocast("cpu", enabled=False)
+    checkpoint = Checkpoint(args.checkpoint, _run_key(args)) if args.checkpoint else None
+    first = checkpoint.resume(model, optimizer, scheduler) if checkpoint else 0
     started = time.perf_counter()
-    seen = 0
+    seen = sum(len(batch) for batch in batches[:first])
+    done = first
     for step, batch in enumerate(batches):
+        if step < first:
+            continue
         encoded = tokenizer([p["p"] for p in batch], [p["h"] for p in batch], truncation="longest_first", max_length=args.max_length, padding=True, return_tensors="pt").to(device)
         labels = torch.tensor([p["y"] for p in batch], device=device)
         with autocast:
@@ -255,14 +358,22 @@ def train(args) -> dict:
         scheduler.step()
         optimizer.zero_grad()
         seen += len(batch)
+        done = step + 1
+        if checkpoint and (step + 1) % args.checkpoint_every == 0 and step + 1 < len(batches):
+            checkpoint.save(model, optimizer, scheduler, step + 1)
         if args.max_seconds and time.perf_counter() - started > args.max_seconds:
+            if checkpoint and step + 1 < len(batches):
+                checkpoint.save(model, optimizer, scheduler, step + 1)  # the same command goes on from here
             break
         if args.log_every and step % args.log_every == 0:
             print(f"step {step}/{len(batches)} pairs {seen} loss {loss.item():.4f} {seen / (time.perf_counter() - started):.1f} pairs/s", flush=True)
     seconds = time.perf_counter() - started
+    finished = done >= len(batches)
+    if checkpoint and finished:
+        checkpoint.finish()
     metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length)
     sums = save_shipped(model, args.out)
-    report = {"stopped_early": bool(args.max_seconds and seconds > args.max_seconds), "pairs_trained": seen, "training_pairs": len(training), "held_out": len(validation), "epochs": None if args.max_pairs else args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "composed_share": args.compose, "init_from": str(args.init_from) if args.init_from else None, "seconds": round(seconds, 1),
+    report = {"stopped_early": not finished, "pairs_trained": seen, "resumed_at_batch": first, "contrast_share": args.contrast, "training_pairs": len(training), "held_out": len(validation), "epochs": None if args.max_pairs else args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "composed_share": args.compose, "init_from": str(args.init_from) if args.init_from else None, "seconds": round(seconds, 1),
               "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, "order_seed": order_seed, **metrics, "sha256": sums}
     (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
@@ -285,6 +396,9 @@ def main(argv=None) -> None:
     parser.add_argument("--max-pairs", type=int, default=0, help="train on this many pairs in all (the schedule decays over them) instead of --epochs passes")
     parser.add_argument("--upsample", type=int, default=2, help=f"repeat the claim-evidence sources ({', '.join(CLAIM_SOURCES)}) this many times per pass")
     parser.add_argument("--compose", type=float, default=0.0, help="add this share of multi-sentence pairs composed from the training pairs (see compose)")
+    parser.add_argument("--contrast", type=float, default=0.0, help="add this share of contradictions made by negating entailed hypotheses (see contrast)")
+    parser.add_argument("--checkpoint", type=Path, default=None, help="save the run's state in this folder (outside the repository) and resume from it when started again")
+    parser.add_argument("--checkpoint-every", type=int, default=500, help="batches between two checkpoint saves")
     parser.add_argument("--init-from", type=Path, default=None, help="start from weights written by an earlier run (a second stage) instead of the base MiniLM")
     parser.add_argument("--max-seconds", type=float, default=0, help="stop training after this long (then evaluate and save)")
     args = parser.parse_args(argv)
