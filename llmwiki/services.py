@@ -5,7 +5,7 @@ answers, verifies, ranks, embeds, traces or reads datasets is made here, by
 the code at the edge of a process (a CLI command, a notebook's setup cell,
 the MCP server, a ``verify --jobs`` worker, a test fixture), and passed to the
 steps that use it: ``answer_question(workspace, question, services=...)``,
-``lint(workspace, verifier=..., backend=...)``, ``search(workspace, query,
+``lint(workspace, services=...)``, ``search(workspace, query,
 embedder=...)``.
 
 Each part is made on first use, from the workspace's settings, and kept for
