@@ -13,7 +13,8 @@ Printed per held-out set and over all: off-topic questions refused (target
 "no" from a sentence about something else reads as checked), answerable
 questions refused (target <= 0.05), answerable fact questions answered with
 a reference, and the balanced accuracy of verdicts on answerable yes/no
-questions (a question left unsettled counts as wrong).
+questions (a question left unsettled counts as wrong), with its two sides: the
+share of yes references answered yes and of no references answered no.
 
 Held out (no rule was fitted on them; all should be refused):
 - cranfield: the 225 Cranfield queries (aeronautics) asked of the workspace
@@ -76,11 +77,12 @@ class Tally:
             return f"{part / whole:.3f} ({whole})" if whole else "-"
 
         balanced = f"{(self.yes_right / self.yes_asked + self.no_right / self.no_asked) / 2:.3f} ({self.yes_asked}+{self.no_asked})" if self.yes_asked and self.no_asked else "-"
+        sides = f"{self.yes_right / self.yes_asked:.3f} / {self.no_right / self.no_asked:.3f}" if self.yes_asked and self.no_asked else "-"
         return (f"{label:<12}{share(self.offtopic_refused, self.offtopic):>18}{self.offtopic_verdicts:>11}{share(self.answerable_refused, self.answerable):>20}"
-                f"{share(self.fact_right, self.fact):>16}{balanced:>18}")
+                f"{share(self.fact_right, self.fact):>16}{balanced:>18}{sides:>16}")
 
 
-HEADER = f"{'':<12}{'off-topic refused':>18}{'verdicts':>11}{'answerable refused':>20}{'fact right':>16}{'yes/no balanced':>18}"
+HEADER = f"{'':<12}{'off-topic refused':>18}{'verdicts':>11}{'answerable refused':>20}{'fact right':>16}{'yes/no balanced':>18}{'yes / no right':>16}"
 
 
 def ask(workspace, entries: list[dict], label: str, models) -> Tally:
@@ -114,6 +116,8 @@ def ask(workspace, entries: list[dict], label: str, models) -> Tally:
             else:
                 tally.no_asked += 1
                 tally.no_right += answer.verdict == "no"
+            if answer.verdict != reference and models["show"]:
+                print(f"\n    {label} {reference} reference, {answer.verdict or 'unsettled'}: {entry['question']} -> {' '.join(answer.text.split())[:200]}", file=sys.stderr)
     print(file=sys.stderr)
     return tally
 
@@ -163,7 +167,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/llmwiki-bench-refusals"), help="where the workspaces are built and kept")
     parser.add_argument("--every", type=int, default=1, help="ask every Nth question (1: all)")
     parser.add_argument("--only", default=",".join(CORPORA), help=f"which of {', '.join(CORPORA)} to run")
-    parser.add_argument("--show", action="store_true", help="print each off-topic question that got a verdict")
+    parser.add_argument("--show", action="store_true", help="print each off-topic question that got a verdict, and each answerable yes/no question answered otherwise than its reference")
     args = parser.parse_args()
     s08 = args.data / "cmu-qa" / "S08"
     if not (s08 / "question_answer_pairs.txt").is_file():
