@@ -116,15 +116,14 @@ def binary_fixtures(tmp_path_factory) -> dict[str, Path]:
 @functools.cache
 def _shipped(part: str, int8: bool):
     """One shipped model of each kind for the test session, as an edge loads it once for its process."""
-    from llmwiki.embeddings import SentenceTransformerEmbedder
-    from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker
+    from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity
     from llmwiki.config import VerificationConfig
     from llmwiki.verify.nli import load_verifier
 
     if part == "ranker":
         return load_ranker(DEFAULT_RANKER, int8=int8)
     if part == "similarity":
-        return SentenceTransformerEmbedder(DEFAULT_SIMILARITY, int8=int8)
+        return load_similarity(DEFAULT_SIMILARITY, int8=int8)
     shipped = VerificationConfig()
     return load_verifier(shipped.model, int8=int8, max_length=shipped.max_length, runtime=shipped.runtime)
 

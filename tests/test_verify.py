@@ -650,7 +650,6 @@ def test_contrast_pairs_negate_an_entailed_hypothesis_and_call_it_a_contradictio
 
 def _tiny_pool(path):
     import gzip
-    import json
 
     rows = [{"p": f"Otter {index} eats fish in the bay.", "h": f"Otter {index} is eating.", "y": index % 3, "src": "snli_dev"} for index in range(60)]
     with gzip.open(path, "wt", encoding="utf-8") as handle:
@@ -659,6 +658,7 @@ def _tiny_pool(path):
 
 
 def test_a_training_run_cut_off_goes_on_from_its_checkpoint_to_the_same_weights(tmp_path):
+    import torch
     from safetensors.torch import load_file
 
     from llmwiki.verify.train import SHIPPED_FILE, main
@@ -675,16 +675,10 @@ def test_a_training_run_cut_off_goes_on_from_its_checkpoint_to_the_same_weights(
     assert resumed["resumed_at_batch"] == 1 and not resumed["stopped_early"] and resumed["pairs_trained"] == 32
     assert not list((tmp_path / "checkpoints").glob("run-*.pt"))  # done: started again, it would train anew
     whole, again = load_file(str(tmp_path / "whole" / SHIPPED_FILE)), load_file(str(tmp_path / "resumed" / SHIPPED_FILE))
-    assert all(torch_equal(whole[name], again[name]) for name in whole)
+    assert all(torch.equal(whole[name], again[name]) for name in whole)
     main([*cut, "--out", str(tmp_path / "cut-again"), "--max-seconds", "1e-9"])
     main([*cut, "--lr", "1e-4", "--out", str(tmp_path / "other")])  # control: another run's settings
     assert json.loads((tmp_path / "other" / "training.json").read_text())["resumed_at_batch"] == 0
-
-
-def torch_equal(first, second) -> bool:
-    import torch
-
-    return bool(torch.equal(first, second))
 
 
 def test_checkpoints_are_refused_inside_the_repository():
