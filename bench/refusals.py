@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from llmwiki.read.answer import answer_question  # noqa: E402
+from llmwiki.read.questions import shape  # noqa: E402
 from llmwiki.services import Services  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
@@ -104,6 +105,8 @@ def ask(workspace, entries: list[dict], label: str, models) -> Tally:
             continue
         tally.answerable += 1
         tally.answerable_refused += answer.refused
+        if answer.refused and models["show"]:
+            print(f"\n    {label} answerable refused: {entry['question']} -> {' '.join(answer.text.split())[:200]}", file=sys.stderr)
         kind = reference_kind(entry)
         if kind == "fact":
             tally.fact += 1
@@ -167,13 +170,16 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/llmwiki-bench-refusals"), help="where the workspaces are built and kept")
     parser.add_argument("--every", type=int, default=1, help="ask every Nth question (1: all)")
     parser.add_argument("--only", default=",".join(CORPORA), help=f"which of {', '.join(CORPORA)} to run")
-    parser.add_argument("--show", action="store_true", help="print each off-topic question that got a verdict, and each answerable yes/no question answered otherwise than its reference")
+    parser.add_argument("--show", action="store_true", help="print each off-topic question that got a verdict, each answerable question refused, and each answerable yes/no question answered otherwise than its reference")
+    parser.add_argument("--yes-no-only", action="store_true", help="ask only the S08 questions shaped as yes/no (the verdict rules' figures, in a third of the time)")
     args = parser.parse_args()
     s08 = args.data / "cmu-qa" / "S08"
     if not (s08 / "question_answer_pairs.txt").is_file():
         sys.exit(f"{s08}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
     only = set(args.only.split(","))
     questions = load_questions(s08)[:: args.every]
+    if args.yes_no_only:
+        questions = [entry for entry in questions if shape(entry["question"]).yes_no]
     models = {"backend": ExtractiveBackend(), "ranker": load_ranker(DEFAULT_RANKER), "similarity": load_similarity(DEFAULT_SIMILARITY), "show": args.show}
     rows: list[tuple[str, Tally]] = []
     if "s08" in only:

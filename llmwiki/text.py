@@ -31,12 +31,14 @@ import Stemmer
 
 WORD = re.compile(r"[^\W_]+")  # a run of letters and digits: a search term before stemming
 CONTENT_WORD = re.compile(r"[^\W_]{3,}")  # three letters or digits or more: the words two texts share when they say the same
+_SPLIT_POSSESSIVE = re.compile(r"(?<=[^\W_]) (['’]s)\b(?!['’])")
 _TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?(?:st|nd|rd|th|s)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 
 
 def tokens(text: str) -> list[str]:
-    """Words and numbers of a text, in order, as written ("n't" becomes "not", a possessive "'s" is dropped)."""
-    text = text.replace("n't", " not").replace("n’t", " not")
+    """Words and numbers of a text, in order, as written ("n't" becomes "not", a possessive "'s" is dropped, also
+    when a tokenizer set it apart: "Otter 's Ransom", as Penn Treebank text writes it, reads as "Otter Ransom")."""
+    text = _SPLIT_POSSESSIVE.sub(r"\1", text.replace("n't", " not").replace("n’t", " not"))
     return [word[:-2] if word.endswith(("'s", "’s")) and len(word) > 2 else word for word in _TOKEN.findall(text)]
 
 

@@ -416,6 +416,31 @@ def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
     assert elsewhere.verdict == "yes"
 
 
+def test_the_model_reads_a_sentence_as_the_answer_shows_it():
+    import numpy as np
+
+    from llmwiki.read.answer import _Candidate, _yes_no
+
+    class ReadsWords:  # a stand-in model that reads "It is ..." against "Liechtenstein is ..." as a contradiction
+        name = "stand-in"
+
+        def __init__(self):
+            self.premises = []
+
+        def score(self, premises, hypotheses):
+            self.premises += premises
+            return np.array([[0.9, 0.05, 0.05] if premise.startswith("Liechtenstein") else [0.02, 0.1, 0.88] for premise in premises])
+
+    sentence = "It is the smallest German-speaking country in the world."
+    model = ReadsWords()
+    opening = _Candidate(sentence, 1, 0, sentence, "Liechtenstein", chunk_text=sentence)
+    reply = _yes_no("Liechtenstein is the smallest German-speaking country in the world.", [opening], model, names=frozenset({"liechtenstein"}),
+                    subject=("Liechtenstein",))
+    assert model.premises == ["Liechtenstein is the smallest German-speaking country in the world."]  # the referent, without its brackets
+    assert reply.verdict == "yes" and reply.text.startswith("Yes — [Liechtenstein] is the smallest")  # the answer shows the brackets
+    assert ReadsWords().score([sentence], ["Liechtenstein is ..."])[0][2] > 0.5  # control: as written, the stand-in reads it as a contradiction
+
+
 def test_a_yes_needs_a_sentence_that_speaks_to_the_statement():
     import numpy as np
 

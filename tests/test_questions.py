@@ -42,6 +42,25 @@ def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Is Ghana's head of state John Agyekum Kufuor?") == "Ghana's head of state is John Agyekum Kufuor."
     assert to_statement("Was Roosevelt's family rich?") == "Roosevelt's family was rich."  # a word is left to say something of it
     assert to_statement("Was Roosevelt rich?") == "Roosevelt was rich."  # control: no possessive, the name alone
+    # a name after "of" belongs to the subject a determiner opens: the auxiliary goes after the name
+    assert to_statement("Is the capital of France Paris?") == "The capital of France is Paris."
+    assert to_statement("Was the President of the United States born in Ohio?") == "The President of the United States was born in Ohio."
+    assert to_statement("Is the myth of Otter 's Ransom the starting point of the Volsunga saga?") == "The myth of Otter 's Ransom is the starting point of the Volsunga saga."
+    assert to_statement("Is the name of the game chess?") == "The name is of the game chess."  # control: no name after "of", the head noun alone
+    assert to_statement("Is the leopard of the Felidae family?") == "The leopard is of the Felidae family."  # control: "family" is not what is said
+
+
+def test_a_subject_without_a_name_is_found_by_the_parse(monkeypatch):
+    assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
+    assert to_statement("Is polar bear a mammal?") == "Polar bear is a mammal."
+    assert to_statement("Can polar bears be seen under infrared photography?") == "Polar bears can be seen under infrared photography."
+    assert to_statement("Can a single female lay many eggs?") == "A single female can lay many eggs."
+    assert to_statement("Will oil and gas probably remain the backbone of the economy?") == "Oil and gas will probably remain the backbone of the economy."
+    # a parsed subject that took in what is said of it is not used: "the smallest penguin species the Little Blue Penguin"
+    assert to_statement("Is the smallest penguin species the Little Blue Penguin, which stands around 40 cm tall?").startswith("The smallest penguin species is the Little Blue Penguin")
+    assert to_statement("Was Wilson president of the Association in 1910?") == "Wilson was president of the Association in 1910."  # a name: no parse needed
+    monkeypatch.setattr(parsing, "pipeline", lambda: None)  # without the parse, the word rules alone: the first word
+    assert to_statement("Is polar bear a mammal?") == "Polar is bear a mammal."
 
 
 def test_a_yes_no_question_negated_is_what_a_no_would_say():

@@ -77,6 +77,9 @@ def test_no_module_defines_a_word_class_of_text_a_second_time():
 
 def test_tokens_keep_numbers_and_read_contractions():
     assert text.tokens("He didn't sell 1,200 of Volta's ships in 1911.") == ["He", "did", "not", "sell", "1,200", "of", "Volta", "ships", "in", "1911"]
+    # Penn Treebank text sets the possessive apart ("Otter 's Ransom"); it reads as the joined form does, with no stray "s"
+    assert text.tokens("the myth of Otter 's Ransom") == text.tokens("the myth of Otter's Ransom") == ["the", "myth", "of", "Otter", "Ransom"]
+    assert text.tokens("the letter 's' is") == ["the", "letter", "s", "is"]  # control: a quoted letter after a space stays a word
 
 
 def test_the_two_stemmers_differ_where_they_should():

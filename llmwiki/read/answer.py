@@ -50,6 +50,7 @@ from llmwiki.tools import CHAT_TOOLS, ToolArgumentError, limit_argument, text_ar
 from llmwiki.read.questions import (
     QUESTION_FRAME,
     content_words,
+    debracket,
     has_pronoun,
     names_a_title,
     names_subject,
@@ -397,7 +398,9 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     from llmwiki.verify.facts import check_facts
 
     calibration = load_calibration(verifier.name)
-    probabilities = verifier.score([candidate.sentence for candidate in ranked], [statement] * len(ranked))
+    # The model reads each sentence as the answer shows it: "It is the smallest German-speaking country in the world"
+    # against "Liechtenstein is the smallest ..." reads as a contradiction (0.87), "Liechtenstein is ..." as entailed.
+    probabilities = verifier.score([debracket(shown(candidate)) for candidate in ranked], [statement] * len(ranked))
     judged: list[_Judged] = []
     for candidate, row in zip(ranked, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
@@ -414,7 +417,7 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     relation = _relation(statement, subject, best.check)
     if best.score >= policy.yes_threshold and not opposed and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
         if negation is not None and (_holds_negation(statement) or _negates_in_clause(best.candidate.sentence, relation, policy)):
-            denied = float(verifier.score([best.candidate.sentence], [negation])[0][0])
+            denied = float(verifier.score([debracket(shown(best.candidate))], [negation])[0][0])
             if denied >= policy.negation_entailment and denied > best.entailment:
                 return ExtractiveReply(f"No — {_quote(best.candidate)} (it supports \"{negation}\" better than the question's statement)", verdict="no")
         return ExtractiveReply(f"Yes — {_quote(best.candidate)}", verdict="yes")

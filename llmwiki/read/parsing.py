@@ -69,6 +69,23 @@ def verb_word(question: str) -> int | None:
     return len(question[: verb.idx].split())
 
 
+def subject_end(question: str) -> int | None:
+    """The place, among a yes/no question's whitespace-separated words, just past the subject of the clause its
+    opening auxiliary belongs to ("Can polar bears be seen under infrared photography?" -> 3, after "polar bears");
+    None when the parse finds no subject after the auxiliary (or without a pipeline)."""
+    if pipeline() is None:
+        return None
+    parsed = _parsed(question)
+    if not len(parsed) or parsed[0].pos_ not in ("AUX", "VERB"):
+        return None
+    verb = parsed[0] if parsed[0].dep_ == "ROOT" else parsed[0].head
+    subjects = [token for token in verb.children if token.dep_ in ("nsubj", "nsubjpass", "expl", "csubj") and token.i > 0]
+    if not subjects:
+        return None
+    edge = subjects[0].right_edge
+    return len(question[: edge.idx + len(edge.text)].split())
+
+
 def _last_sentences(text: str, count: int) -> list[str]:
     spans = sentence_spans(text)
     return [text[start:end] for start, end in spans[-count:]]

@@ -144,8 +144,9 @@ def question_names(question: str) -> tuple[str, ...]:
 def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
     """(subject, auxiliary, the rest) of a yes/no question's words: "Was Lincoln the 16th President?" -> (["Lincoln"],
     "was", ["the", "16th", "President"]); "Isn't" and "Is not" give the auxiliary "is not". None when the question does
-    not open with an auxiliary. The subject: "there" or "it", a run of capitalised words, a determiner and the words up
-    to the next verb-like word, else the first word."""
+    not open with an auxiliary. The subject: "there" or "it", a run of capitalised words (with what it possesses), else
+    the subject spaCy's parse finds (``_parsed_subject``: "Is polar bear a mammal?"), else a determiner and the words
+    up to the next verb-like word (and a name after "of": ``_of_name``), else the first word."""
     words = without_truth_frame(question).rstrip("?").split()
     if not words or words[0].lower() not in AUXILIARIES:
         return None
@@ -160,15 +161,58 @@ def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
             end += 1
         if rest[end - 1].endswith(("'s", "’s")):  # "Is Uruguay's warmest month June?": what the name has is the subject
             end = _possessed(rest, end)
+    elif (parsed := _parsed_subject(question, words, rest)) is not None:
+        end = parsed
     elif rest and rest[0].lower() in DETERMINERS:
         end = 1
         while (end < len(rest) and end < 4 and not rest[end].lower().endswith(("ed", "ing")) and rest[end].lower() not in AUXILIARIES
                and rest[end].lower() not in ("a", "an", "the", "in", "on", "at", "of", "to", "by", "for", "with")
                and rest[end + 1: end + 2] != ["than"] and rest[end].lower() not in ("more", "less", "fewer")):  # "the elephant heavier than ..."
             end += 1
+        end = _of_name(rest, end)
     else:
         end = 1
     return rest[:end], auxiliary, rest[end:]
+
+
+# The longest subject the parse may give: a longer one has taken in what the question says of it ("Were the two in a
+# dispute over optical discoveries at the time?").
+_PARSED_SUBJECT_WORDS = 6
+
+
+def _parsed_subject(question: str, words: Sequence[str], rest: Sequence[str]) -> int | None:
+    """Where the subject of a yes/no question that opens with no name ends, by the parse (``parsing.subject_end``):
+    "Is polar bear a mammal?", "Can larger penguins dive deep?", "Will oil and gas probably remain ...?". None where
+    the parse finds none, or one that reads as having taken in the predicate: longer than ``_PARSED_SUBJECT_WORDS``
+    words, or a second noun phrase inside it not after a preposition ("the smallest penguin species the Little Blue
+    Penguin"). Asked of the question without a truth frame, as ``_statement_parts`` splits it."""
+    if len(words) != len(rest) + 1:  # "Is not ...": the parse reads the words as written
+        return None
+    end = parsing.subject_end(" ".join(words) + "?")
+    if end is None or not 1 < end < len(words):
+        return None
+    subject = [word.lower() for word in words[1:end]]
+    if len(subject) > _PARSED_SUBJECT_WORDS or any(word in DETERMINERS and subject[place - 1] not in _PREPOSITIONS for place, word in enumerate(subject) if place):
+        return None
+    return end - 1
+
+
+def _of_name(words: Sequence[str], end: int) -> int:
+    """Where a subject that a determiner opens ends when "of" and a name follow its head noun: the name belongs to it
+    ("Is the capital of France Paris?", "Is the myth of Otter 's Ransom the starting point ...?", "Was the President of
+    the United States ...?"). Leaves at least one word to say something of it."""
+    if end + 1 >= len(words) or words[end].lower() != "of":
+        return end
+    start = end + 2 if words[end + 1].lower() == "the" else end + 1
+    stop = start
+    while stop < len(words) - 1 and (words[stop][:1].isupper() or words[stop] in ("'s", "’s") or words[stop].lower() in _NAME_LINKS and words[stop + 1][:1].isupper()):
+        stop += 1
+    if stop == start or not words[start][:1].isupper() or len(words) - stop == 1 and words[stop][:1].islower():
+        return end  # "Is the leopard of the Felidae family?": one lower-case word left belongs to the name's phrase
+    return stop
+
+
+_NAME_LINKS = frozenset({"of", "de", "von", "van"})  # inside a name: "the Bank of England", "Ludwig van Beethoven"
 
 
 def _possessed(words: Sequence[str], start: int) -> int:
@@ -550,6 +594,12 @@ def unnamed_person(question: str) -> str | None:
 def has_pronoun(text: str) -> bool:
     """Whether the text says he, she, it, they (or their other forms) anywhere."""
     return any(word.lower() in PERSONAL_PRONOUNS for word in re.findall(r"[A-Za-z]+", text))
+
+
+def debracket(text: str) -> str:
+    """An edited quotation as plain text, its inserted referents kept: "[Liechtenstein] is ..." -> "Liechtenstein is ...",
+    what an NLI model should read in place of "It is ..."."""
+    return _BRACKET.sub(r"\1", text)
 
 
 def unbracket(text: str) -> str:
