@@ -80,6 +80,13 @@ def test_a_negation_in_another_clause_of_the_evidence_is_not_the_sentences():
     assert check_facts("Ford accepted the offer from Haig.", evidence).negation == "evidence"
 
 
+def test_what_is_negated_counts_not_whether_anything_is():
+    evidence = ["Fillmore turned down the honor, explaining that he had neither the literary nor scientific attainment to justify the degree."]
+    claim = "Fillmore did not turn down the honor, explaining that he had neither the literary nor scientific attainment to justify the degree."
+    assert check_facts(claim, evidence).negation == "sentence"  # both hold a negation, but only the claim's governs "turn"
+    assert check_facts(claim.replace("did not turn", "turned"), evidence).negation is None  # control: the same negations
+
+
 def test_a_capital_after_a_sentence_end_inside_the_claim_is_not_a_name():
     evidence = ["The kingdom fell in 1815. Well before this, Avogadro taught in Turin."]
     assert not check_facts("The kingdom fell in 1815.) Well before this, Avogadro taught in Turin.", evidence).failed

@@ -35,6 +35,7 @@ def test_question_kinds(question, kind):
 def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Was Abraham Lincoln the sixteenth President of the United States?") == "Abraham Lincoln was the sixteenth President of the United States."
     assert to_statement("Did Lincoln sign the National Banking Act of 1863?") == "Lincoln sign the National Banking Act of 1863."
+    assert to_statement("Did he not die at the age of 55?") == "He did not die at the age of 55."  # "not" keeps its auxiliary
     assert to_statement("Is the kangaroo a marsupial?") == "The kangaroo is a marsupial."
     assert to_statement("Is it true that otters eat urchins?") == "Otters eat urchins."
     # what a name has is the subject: the auxiliary goes after it, not after the name

@@ -249,7 +249,8 @@ def to_statement(question: str) -> str:
             return _sentence(words)
         return question.strip().rstrip("?") + "."
     subject, auxiliary, remainder = parts
-    verb = [] if auxiliary in FORMS_OF_DO else [auxiliary]
+    negated = remainder[:1] == ["not"]  # "Did he not die ...?" -> "He did not die ...", not "He not die ..."
+    verb = [] if auxiliary in FORMS_OF_DO and not negated else [auxiliary]
     return _sentence([*subject, *verb, *remainder])
 
 

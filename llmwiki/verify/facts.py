@@ -116,13 +116,14 @@ def _content(words: Sequence[str]) -> list[str]:
     return [word for word in words if word.lower() not in STOPWORDS and word.lower() not in NEGATIONS and (len(word) > 2 or word[:1].isdigit())]
 
 
-def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> bool:
-    """Whether a negation governs something both sides say: one of the scope words after it
-    ("never accepted the offer") has its stem in near."""
+def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
+    """The stems in near that a negation governs: those of the scope words after it ("never accepted the offer":
+    accept, offer)."""
+    governed = set()
     for index, word in enumerate(words):
-        if word.lower() in NEGATIONS and any(stem(other) in near for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS):
-            return True
-    return False
+        if word.lower() in NEGATIONS:
+            governed |= {stem(other) for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS} & near
+    return governed
 
 
 # A superlative with what ranks it: "the second highest", "the 17th wealthiest", "one of the most populous", "the
@@ -314,10 +315,17 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         if anchor_genders and gender not in anchor_genders:
             opposed.append((word, next(iter(anchor_genders.values()))))
     negation = None
-    claim_negated = _negated(claim_words, anchor_stems)
-    evidence_negated = _negated(_anchor_sentence(anchor, all_terms), all_terms)
-    if claim_negated != evidence_negated:
-        negation = "sentence" if claim_negated else "evidence"
+    # Which shared words are negated, not whether any is: "Fillmore did not turn down the honor, ... neither the
+    # literary nor scientific attainment" negates "turn", which "Fillmore turned down the honor, ... neither the
+    # literary nor ..." does not, though both hold a negation.
+    evidence_words = _anchor_sentence(anchor, all_terms)
+    shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
+    claim_negated = _negated(claim_words, anchor_stems) & shared
+    evidence_negated = _negated(evidence_words, all_terms) & shared
+    if claim_negated - evidence_negated:
+        negation = "sentence"
+    elif evidence_negated - claim_negated:
+        negation = "evidence"
     flagged = {word.lower() for word in (*missing_names, *missing_numbers)} | {word.lower() for word, _ in opposed}
     return FactCheck(
         anchor=anchor, anchor_index=anchor_index, missing_names=missing_names, missing_numbers=missing_numbers,
