@@ -15,7 +15,9 @@ against its anchor, the evidence window that best holds its wording:
   when the anchor refers back with a pronoun and the name stands earlier in
   the same chunk or in the document's title ("He was born in Como" supports
   "Volta was born in Como");
-- polarity: a negation in one and not the other, a word whose WordNet
+- polarity: a word both say that a negation governs in one and not the
+  other ("did not turn down" against "turned down", whatever else either
+  negates), a word whose WordNet
   antonym stands in the anchor where the word does not ("western" for
   "eastern", "lower" for "higher", "few" for "many": quantifiers count
   though they are stopwords; see ``lexicon``), and a pronoun of the
