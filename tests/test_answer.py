@@ -416,6 +416,27 @@ def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
     assert elsewhere.verdict == "yes"
 
 
+def test_a_negated_statement_that_its_sentence_negates_alike_is_a_yes():
+    import numpy as np
+
+    from llmwiki.read.answer import _Candidate, _yes_no
+
+    class MissesNot:  # a stand-in model that reads a hypothesis without its "not" better, whatever the premise says
+        name = "stand-in"
+
+        def score(self, premises, hypotheses):
+            return np.array([[0.55, 0.35, 0.1] if " not " in hypothesis else [0.8, 0.15, 0.05] for hypothesis in hypotheses])
+
+    statement = "The scientific community did not reserve great attention to his theory."
+    negation = "The scientific community did reserve great attention to his theory."
+    alike = _Candidate("The scientific community did not reserve great attention to his theory, so it was not accepted.", 1, 0, "", "Amedeo Avogadro")
+    reply = _yes_no(statement, [alike], MissesNot(), names=frozenset(), subject=("community",), negation=negation)
+    assert reply.verdict == "yes" and "did not reserve" in reply.text  # both negate "reserve": the model's missed "not" is not asked
+    unlike = _Candidate("The scientific community reserved great attention to his theory at once.", 2, 0, "", "Amedeo Avogadro")
+    control = _yes_no(statement, [unlike], MissesNot(), names=frozenset(), subject=("community",), negation=negation)
+    assert control.verdict == "no"  # control: the sentence does not negate what the statement does
+
+
 def test_the_model_reads_a_sentence_as_the_answer_shows_it():
     import numpy as np
 

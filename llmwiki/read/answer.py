@@ -416,7 +416,10 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     opposed = closest.check.failed and closest.check.coverage >= best.check.coverage
     relation = _relation(statement, subject, best.check)
     if best.score >= policy.yes_threshold and not opposed and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
-        if negation is not None and (_holds_negation(statement) or _negates_in_clause(best.candidate.sentence, relation, policy)):
+        # Probed where the two read differently: a negated statement against a sentence whose clause on it holds no
+        # negation, or the other way round. Where both negate it ("The scientific community did not reserve great
+        # attention ..."), the sentence says what the statement says and the model's missed "not" decides nothing.
+        if negation is not None and _holds_negation(statement) != _negates_in_clause(best.candidate.sentence, relation, policy):
             denied = float(verifier.score([debracket(shown(best.candidate))], [negation])[0][0])
             if denied >= policy.negation_entailment and denied > best.entailment:
                 return ExtractiveReply(f"No — {_quote(best.candidate)} (it supports \"{negation}\" better than the question's statement)", verdict="no")
