@@ -161,7 +161,7 @@ def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
             end += 1
         if rest[end - 1].endswith(("'s", "’s")):  # "Is Uruguay's warmest month June?": what the name has is the subject
             end = _possessed(rest, end)
-    elif (parsed := _parsed_subject(question, words, rest)) is not None:
+    elif (parsed := _parsed_subject(words, rest)) is not None:
         end = parsed
     elif rest and rest[0].lower() in DETERMINERS:
         end = 1
@@ -180,7 +180,7 @@ def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
 _PARSED_SUBJECT_WORDS = 6
 
 
-def _parsed_subject(question: str, words: Sequence[str], rest: Sequence[str]) -> int | None:
+def _parsed_subject(words: Sequence[str], rest: Sequence[str]) -> int | None:
     """Where the subject of a yes/no question that opens with no name ends, by the parse (``parsing.subject_end``):
     "Is polar bear a mammal?", "Can larger penguins dive deep?", "Will oil and gas probably remain ...?". None where
     the parse finds none, or one that reads as having taken in the predicate: longer than ``_PARSED_SUBJECT_WORDS``
@@ -197,6 +197,9 @@ def _parsed_subject(question: str, words: Sequence[str], rest: Sequence[str]) ->
     return end - 1
 
 
+_NAME_LINKS = frozenset({"of", "de", "von", "van"})  # inside a name: "the Bank of England", "Ludwig van Beethoven"
+
+
 def _of_name(words: Sequence[str], end: int) -> int:
     """Where a subject that a determiner opens ends when "of" and a name follow its head noun: the name belongs to it
     ("Is the capital of France Paris?", "Is the myth of Otter 's Ransom the starting point ...?", "Was the President of
@@ -210,9 +213,6 @@ def _of_name(words: Sequence[str], end: int) -> int:
     if stop == start or not words[start][:1].isupper() or len(words) - stop == 1 and words[stop][:1].islower():
         return end  # "Is the leopard of the Felidae family?": one lower-case word left belongs to the name's phrase
     return stop
-
-
-_NAME_LINKS = frozenset({"of", "de", "von", "van"})  # inside a name: "the Bank of England", "Ludwig van Beethoven"
 
 
 def _possessed(words: Sequence[str], start: int) -> int:
