@@ -459,7 +459,11 @@ def test_the_model_reads_a_sentence_as_the_answer_shows_it():
                     subject=("Liechtenstein",))
     assert model.premises == ["Liechtenstein is the smallest German-speaking country in the world."]  # the referent, without its brackets
     assert reply.verdict == "yes" and reply.text.startswith("Yes — [Liechtenstein] is the smallest")  # the answer shows the brackets
-    assert ReadsWords().score([sentence], ["Liechtenstein is ..."])[0][2] > 0.5  # control: as written, the stand-in reads it as a contradiction
+    # control: the same sentence in an article on something else is read with that referent, and is no yes
+    elsewhere = _Candidate(sentence, 2, 0, sentence, "Andorra", chunk_text=sentence)
+    reader = ReadsWords()
+    other = _yes_no("Liechtenstein is the smallest German-speaking country in the world.", [elsewhere], reader, names=frozenset({"liechtenstein"}))
+    assert reader.premises == ["Andorra is the smallest German-speaking country in the world."] and other.verdict != "yes"
 
 
 def test_a_yes_needs_a_sentence_that_speaks_to_the_statement():

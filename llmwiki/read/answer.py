@@ -380,6 +380,7 @@ class _Judged(NamedTuple):
     contradiction: float
     check: FactCheck
     candidate: _Candidate
+    premise: str  # the sentence as the model read it (``shown``, without brackets)
 
 
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
@@ -400,15 +401,16 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     calibration = load_calibration(verifier.name)
     # The model reads each sentence as the answer shows it: "It is the smallest German-speaking country in the world"
     # against "Liechtenstein is the smallest ..." reads as a contradiction (0.87), "Liechtenstein is ..." as entailed.
-    probabilities = verifier.score([debracket(shown(candidate)) for candidate in ranked], [statement] * len(ranked))
+    premises = [debracket(shown(candidate)) for candidate in ranked]
+    probabilities = verifier.score(premises, [statement] * len(ranked))
     judged: list[_Judged] = []
-    for candidate, row in zip(ranked, probabilities):
+    for candidate, premise, row in zip(ranked, premises, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
         title = {stem(word) for word in tokens(candidate.referent)}
         if check.missing_names and all(stem(name) in title for name in check.missing_names):
             check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
         score = calibration.score(sentence_features([(float(row[0]), float(row[2]), check)]))
-        judged.append(_Judged(score, float(row[0]), float(row[2]), check, candidate))
+        judged.append(_Judged(score, float(row[0]), float(row[2]), check, candidate, premise))
     best = max(judged, key=lambda item: item.score)
     closest = max(judged, key=lambda item: item.check.coverage)
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
@@ -420,7 +422,7 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
         # negation, or the other way round. Where both negate it ("The scientific community did not reserve great
         # attention ..."), the sentence says what the statement says and the model's missed "not" decides nothing.
         if negation is not None and _holds_negation(statement) != _negates_in_clause(best.candidate.sentence, relation, policy):
-            denied = float(verifier.score([debracket(shown(best.candidate))], [negation])[0][0])
+            denied = float(verifier.score([best.premise], [negation])[0][0])
             if denied >= policy.negation_entailment and denied > best.entailment:
                 return ExtractiveReply(f"No — {_quote(best.candidate)} (it supports \"{negation}\" better than the question's statement)", verdict="no")
         return ExtractiveReply(f"Yes — {_quote(best.candidate)}", verdict="yes")

@@ -141,6 +141,9 @@ def question_names(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(word for word in words[1:] if word[:1].isupper() and word.lower() not in STOPWORDS and word.lower() not in AUXILIARIES))
 
 
+_NAME_LINKS = frozenset({"of", "de", "von", "van"})  # inside a name: "the Bank of England", "Ludwig van Beethoven"
+
+
 def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
     """(subject, auxiliary, the rest) of a yes/no question's words: "Was Lincoln the 16th President?" -> (["Lincoln"],
     "was", ["the", "16th", "President"]); "Isn't" and "Is not" give the auxiliary "is not". None when the question does
@@ -157,7 +160,7 @@ def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
     if rest and rest[0].lower() in ("there", "it"):
         end = 1
     elif rest and rest[0][:1].isupper():
-        while end < len(rest) and (rest[end][:1].isupper() or rest[end].lower() in ("of", "de", "von", "van", "the") and end + 1 < len(rest) and rest[end + 1][:1].isupper()):
+        while end < len(rest) and (rest[end][:1].isupper() or (rest[end].lower() in _NAME_LINKS or rest[end].lower() == "the") and end + 1 < len(rest) and rest[end + 1][:1].isupper()):
             end += 1
         if rest[end - 1].endswith(("'s", "’s")):  # "Is Uruguay's warmest month June?": what the name has is the subject
             end = _possessed(rest, end)
@@ -195,9 +198,6 @@ def _parsed_subject(words: Sequence[str], rest: Sequence[str]) -> int | None:
     if len(subject) > _PARSED_SUBJECT_WORDS or any(word in DETERMINERS and subject[place - 1] not in _PREPOSITIONS for place, word in enumerate(subject) if place):
         return None
     return end - 1
-
-
-_NAME_LINKS = frozenset({"of", "de", "von", "van"})  # inside a name: "the Bank of England", "Ludwig van Beethoven"
 
 
 def _of_name(words: Sequence[str], end: int) -> int:

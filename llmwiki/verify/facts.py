@@ -322,8 +322,8 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     # literary nor ..." does not, though both hold a negation.
     evidence_words = _anchor_sentence(anchor, all_terms)
     shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
-    claim_negated = _negated(claim_words, anchor_stems) & shared
-    evidence_negated = _negated(evidence_words, all_terms) & shared
+    claim_negated = _negated(claim_words, shared)
+    evidence_negated = _negated(evidence_words, shared)
     if claim_negated - evidence_negated:
         negation = "sentence"
     elif evidence_negated - claim_negated:
