@@ -406,7 +406,7 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     judged: list[_Judged] = []
     for candidate, premise, row in zip(ranked, premises, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
-        title = {stem(word) for word in tokens(candidate.referent)}
+        title = {stem(word) for word in tokens(_title_for_subject(candidate))}
         if check.missing_names and all(stem(name) in title for name in check.missing_names):
             check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
         score = calibration.score(sentence_features([(float(row[0]), float(row[2]), check)]))
@@ -497,6 +497,16 @@ def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candid
     return bool(relation) and _holds_relation(relation, _about_text(candidate), policy)
 
 
+def _title_for_subject(candidate: _Candidate) -> str:
+    """The document's title where it may stand for the sentence's subject ("The city-state ..." in "Singapore"), or ''
+    where the sentence opens with a pronoun that the answer shows as something else: "[The building] was completed in
+    November 2000" in "Liechtenstein" is about the building, and says nothing of when Liechtenstein was completed."""
+    opening = re.match(r"\[([^\]]+)\]", shown(candidate))
+    if opening and not {stem(word) for word in tokens(opening.group(1))} & {stem(word) for word in tokens(candidate.referent)}:
+        return ""
+    return candidate.referent
+
+
 def _about_text(candidate: _Candidate) -> str:
     """What a sentence says and what it is about: the sentence and its document's title."""
     return f"{candidate.sentence} {candidate.referent}"
@@ -540,7 +550,7 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
     for candidate in ranked:
         if limit is not None and len(found) >= limit:
             break
-        if names_subject(subject, shown(candidate), title=candidate.referent):
+        if names_subject(subject, shown(candidate), title=_title_for_subject(candidate)):
             found.append(candidate)
     return found
 
