@@ -221,6 +221,17 @@ def test_a_sentence_counts_its_articles_title_as_named_when_it_settles_yes_or_no
     assert porto.verdict != "yes" and "seven hills" not in porto.text  # control: Lisbon's sentence does not speak for Porto
 
 
+def test_a_sentence_whose_pronoun_stands_for_something_else_does_not_speak_for_the_articles_subject(workspace):
+    with_sources(workspace,
+                 vaduz="# Vaduz\n\nVaduz is the capital of a small alpine country on the Rhine. The new museum by three Swiss architects is a landmark in "
+                       "the town. It was completed in November 2000 and holds modern art.\n",
+                 bern="# Bern\n\nBern is the federal city of Switzerland on the Aare. It was completed in 1191 as a walled town by the duke.\n")
+    museum = ask_by_hand(workspace, "Was Vaduz completed in November 2000?")
+    assert museum.verdict != "yes" and "[Vaduz] was completed" not in museum.text  # the museum was completed then, not the town
+    control = ask_by_hand(workspace, "Was Bern completed in 1191?")  # the same shape, where "it" is the article's subject
+    assert control.verdict == "yes" and "[Bern] was completed in 1191" in control.text
+
+
 def test_a_question_the_sources_do_not_cover_is_refused_and_cannot_be_saved(physics):
     from llmwiki.errors import LlmwikiError
 
