@@ -612,6 +612,14 @@ def test_a_comparison_is_read_both_ways(workspace):
     assert control.verdict == "yes" and "Calvin was older than John" in control.text
 
 
+def test_a_comparison_with_any_verb_is_read_both_ways(workspace):
+    with_sources(workspace, cattle="# Cattle\n\nBulls weigh more than cows, often by half again. Cows graze in herds on open pasture.\n")
+    reversed_ = ask_by_hand(workspace, "Do cows weigh more than bulls?")
+    assert reversed_.verdict == "no" and "the other way round" in reversed_.text
+    control = ask_by_hand(workspace, "Do bulls weigh more than cows?")
+    assert control.verdict == "yes" and "Bulls weigh more than cows" in control.text
+
+
 def test_a_sentence_about_someone_else_denies_nothing(workspace):
     with_sources(workspace, league=(
         "# The League of Nations\n\nIn 1919, Canada joined the League of Nations independently of Britain. "

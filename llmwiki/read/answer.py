@@ -432,7 +432,9 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest.candidate)}")
 
 
-_COMPARISON = re.compile(rf"^(?P<a>.+?) (?P<verb>{alternation(FORMS_OF_BE | FORMS_OF_HAVE)}) (?P<how>(?:more|less|fewer) \w+|\w{{2,}}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
+# A comparison: its verb "be" or "have" before a comparative ("was older than", "has more lakes than"), or any verb
+# before one ("weigh more than", "live longer than"), a determiner never ("have a better than average sense" compares nothing).
+_COMPARISON = re.compile(rf"^(?P<a>.+?) (?P<verb>{alternation(FORMS_OF_BE | FORMS_OF_HAVE)}|(?!(?:{alternation(DETERMINERS)})\b)[a-z]{{2,}}) (?P<how>(?:more|less|fewer)(?: \w+)?|\w{{2,}}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
 
 
 def converse(statement: str) -> str | None:
