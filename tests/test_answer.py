@@ -618,6 +618,11 @@ def test_a_comparison_with_any_verb_is_read_both_ways(workspace):
     assert reversed_.verdict == "no" and "the other way round" in reversed_.text
     control = ask_by_hand(workspace, "Do bulls weigh more than cows?")
     assert control.verdict == "yes" and "Bulls weigh more than cows" in control.text
+    from llmwiki.read.answer import converse
+
+    assert converse("There are more than 350,000 species of beetles.") is None  # a measure, not a second side
+    assert converse("A bull weighs more than 500 kg.") is None
+    assert converse("Cows weigh more than bulls.").lower() == "bulls weigh more than cows."  # control (the model reads no case)
 
 
 def test_a_sentence_about_someone_else_denies_nothing(workspace):

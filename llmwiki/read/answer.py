@@ -439,11 +439,14 @@ _COMPARISON = re.compile(rf"^(?P<a>.+?) (?P<verb>{alternation(FORMS_OF_BE | FORM
 
 def converse(statement: str) -> str | None:
     """A comparison read the other way round ("Calvin Jr. was older than John." -> "John was older than Calvin
-    Jr."), or None when the statement compares nothing (its verb is not followed by a comparative and "than")."""
+    Jr."), or None when the statement compares nothing (its verb is not followed by a comparative and "than", or
+    "than" is followed by a number)."""
     match = _COMPARISON.match(statement.strip())
     if match is None or match.group("how").lower() in ("other", "rather", "never", "ever", "neither", "either", "whether", "after", "under", "over"):
         return None
     first, other = match.group("a").strip(), match.group("b").strip()
+    if other[:1].isdigit() or first.lower() == "there":
+        return None  # a measure, not a second side: "There are more than 350,000 species", "It weighs more than 500 kg"
     if first.split()[0].lower() in DETERMINERS:  # "The elephant" moves behind "than": "... than the elephant"
         first = first[:1].lower() + first[1:]
     return f"{other[:1].upper()}{other[1:]} {match.group('verb')} {match.group('how')} than {first}" + ("" if first.endswith(".") else ".")
