@@ -235,6 +235,39 @@ def test_a_fresh_workspace_without_a_store_is_not_called_damaged(tmp_path):
     assert result.returncode == 0 and "No documents yet" in result.stdout
 
 
+def test_a_store_file_another_process_is_creating_is_waited_for_not_called_damaged(tmp_path):
+    """Two processes opening a new workspace at once: one meets the file the other has just created, before DuckDB has
+    written its headers. That is waited for like a lock; an old file as short is damage (the control)."""
+    import threading
+    import time
+
+    import duckdb
+
+    from llmwiki.store.duckdb_store import DuckDBStore
+
+    path = tmp_path / "store.duckdb"
+    path.write_bytes(b"")  # created a moment ago, headers not yet written
+    made = tmp_path / "made.duckdb"
+    duckdb.connect(str(made)).close()
+
+    def finish_creating() -> None:
+        time.sleep(0.5)
+        os.replace(made, path)
+
+    writer = threading.Thread(target=finish_creating)
+    writer.start()
+    store = DuckDBStore(path, lock_timeout_s=10)
+    with store.connect() as conn:  # opens once the header is there
+        assert conn.execute("select 1").fetchone() == (1,)
+    writer.join()
+    old = tmp_path / "old.duckdb"
+    old.write_bytes(b"")
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    with pytest.raises(StoreDamagedError):
+        with DuckDBStore(old, lock_timeout_s=10).connect():
+            pass
+
+
 # -- a store large enough that damage can fall anywhere: status, restore and write commands agree on what is damaged
 
 _ANIMALS = ("otter", "urchin", "kelp", "heron", "seal", "crab", "gull", "eel", "tern", "whelk")

@@ -163,6 +163,21 @@ def _bump_generation(conn: duckdb.DuckDBPyConnection) -> None:
     conn.execute("UPDATE search_state SET value = value + 1 + floor(random() * 4294967296)::BIGINT WHERE key = 'generation'")
 
 
+# DuckDB writes three 4 KiB header blocks when it creates a file.
+_HEADER_BYTES = 3 * 4096
+
+
+def _being_created(path: Path) -> bool:
+    """Whether the store file is one another process is creating right now: shorter than DuckDB's headers and written
+    in the last few seconds. Two processes that open a new workspace at once meet such a file, which reads as "not a
+    valid DuckDB database file" for a moment; it is waited for like a lock, not reported as damage."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    return stat.st_size < _HEADER_BYTES and time.time() - stat.st_mtime < 5
+
+
 def _is_damage(err: BaseException) -> bool:
     """Whether a DuckDB error means the file itself is unreadable (not a lock, not a bug in a query)."""
     text = str(err)
@@ -321,11 +336,14 @@ class DuckDBStore(Store):
             except (duckdb.SerializationException, duckdb.InternalException) as err:
                 raise self.damaged(err) from err
             except duckdb.IOException as err:
-                if not _LOCK_MESSAGE.search(str(err)):
+                creating = _being_created(self.path)
+                if not _LOCK_MESSAGE.search(str(err)) and not creating:
                     if _is_damage(err) and self.path.is_file():
                         raise self.damaged(err) from err
                     msg = f"{self.path}: cannot open the store ({err}). Check the file's permissions and free disk space."
                     raise StoreError(msg) from err
+                if creating and time.monotonic() >= deadline:
+                    raise self.damaged(err) from err
                 if time.monotonic() >= deadline:
                     msg = (
                         f"{self.path}: another process kept the store locked for {self.lock_timeout_s:.0f} s "
