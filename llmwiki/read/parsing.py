@@ -13,10 +13,10 @@ pronoun: of 418 with he/his, 75 brackets change, 71 from a word that names
 no one (or the wrong person) to the right one, 3 the other way; of 125 with
 she/her/they/their, 61 change, 30 from wrong to right, 3 the other way, about
 20 from a singular title to the plural (README: Answers). Of the 210 S08 sentences
-that open with "it" or "its", 69 change: 37 expletives ("It is said he kept
-...") are left as written (34 of them had a bracket that made no sense,
-"[Isaac Newton] is said he kept ..."; the other 3 have no referent either way),
-and of 15 read by hand that take the subject before ("[The building] was
+that open with "it" or "its", 69 change: 37 read as expletives ("It is said he
+kept ...") are left as written (34 are, and their brackets made no sense,
+"[Isaac Newton] is said he kept ..."; 3 stand for a thing, "It is unsafe to
+handle", and lose a wrong bracket), and of 15 read by hand that take the subject before ("[The building] was
 completed in November 2000", not "[Liechtenstein] ..."), 9 go from wrong to
 right, 2 the other way ("Energy policy ... It has thus done pioneering work"),
 4 are wrong both ways.
