@@ -55,6 +55,7 @@ from llmwiki.read.questions import (
     names_a_title,
     names_subject,
     negated_statement,
+    opening_referent,
     question_names,
     question_subject,
     rank_sentences,
@@ -68,7 +69,7 @@ from llmwiki.read.questions import (
 from llmwiki.read.ranker import answer_probabilities, ranker_input, rerank, similarities
 from llmwiki.read.search import preview, search
 from llmwiki.read.select import Selection, read_wiki_page, select
-from llmwiki.text import DEMONSTRATIVES, DETERMINERS, FORMS_OF_BE, FORMS_OF_HAVE, NEGATIONS, PERSONAL_PRONOUNS, alternation, stem, tokens
+from llmwiki.text import DEMONSTRATIVES, DETERMINERS, NEGATIONS, PERSONAL_PRONOUNS, alternation, stem, tokens
 from llmwiki.verify.facts import FactCheck, name_words
 from llmwiki.services import Services
 from llmwiki.workspace import Workspace
@@ -401,12 +402,13 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     calibration = load_calibration(verifier.name)
     # The model reads each sentence as the answer shows it: "It is the smallest German-speaking country in the world"
     # against "Liechtenstein is the smallest ..." reads as a contradiction (0.87), "Liechtenstein is ..." as entailed.
-    premises = [debracket(shown(candidate)) for candidate in ranked]
+    shown_texts = [shown(candidate) for candidate in ranked]
+    premises = [debracket(text) for text in shown_texts]
     probabilities = verifier.score(premises, [statement] * len(ranked))
     judged: list[_Judged] = []
-    for candidate, premise, row in zip(ranked, premises, probabilities):
+    for candidate, text, premise, row in zip(ranked, shown_texts, premises, probabilities):
         check = check_facts(statement, [candidate.sentence], contexts=[f"{candidate.referent}. {candidate.passage}"], names=names)
-        title = {stem(word) for word in tokens(_title_for_subject(candidate))}
+        title = {stem(word) for word in tokens(_title_for_subject(candidate.referent, text))}
         if check.missing_names and all(stem(name) in title for name in check.missing_names):
             check = replace(check, missing_names=())  # a sentence is about its article's subject: "The city-state ..." in "Singapore"
         score = calibration.score(sentence_features([(float(row[0]), float(row[2]), check)]))
@@ -432,9 +434,9 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest.candidate)}")
 
 
-# A comparison: its verb "be" or "have" before a comparative ("was older than", "has more lakes than"), or any verb
-# before one ("weigh more than", "live longer than"), a determiner never ("have a better than average sense" compares nothing).
-_COMPARISON = re.compile(rf"^(?P<a>.+?) (?P<verb>{alternation(FORMS_OF_BE | FORMS_OF_HAVE)}|(?!(?:{alternation(DETERMINERS)})\b)[a-z]{{2,}}) (?P<how>(?:more|less|fewer)(?: \w+)?|\w{{2,}}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
+# A comparison: a verb before a comparative and "than" ("was older than", "has more lakes than", "weigh more than"), never a
+# determiner ("have a better than average sense" compares nothing).
+_COMPARISON = re.compile(rf"^(?P<a>.+?) (?P<verb>(?!(?:{alternation(DETERMINERS)})\b)[a-z]{{2,}}) (?P<how>(?:more|less|fewer)(?: \w+)?|\w{{2,}}er) than (?P<b>.+?)\.?$", re.IGNORECASE)
 
 
 def converse(statement: str) -> str | None:
@@ -502,14 +504,15 @@ def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candid
     return bool(relation) and _holds_relation(relation, _about_text(candidate), policy)
 
 
-def _title_for_subject(candidate: _Candidate) -> str:
-    """The document's title where it may stand for the sentence's subject ("The city-state ..." in "Singapore"), or ''
-    where the sentence opens with a pronoun that the answer shows as something else: "[The building] was completed in
-    November 2000" in "Liechtenstein" is about the building, and says nothing of when Liechtenstein was completed."""
-    opening = re.match(r"\[([^\]]+)\]", shown(candidate))
-    if opening and not {stem(word) for word in tokens(opening.group(1))} & {stem(word) for word in tokens(candidate.referent)}:
+def _title_for_subject(title: str, shown_text: str) -> str:
+    """The document's title where it may stand for the subject of a sentence as the answer shows it (``shown``): "The
+    city-state ..." in "Singapore"; '' where the sentence opens with a pronoun shown as something else: "[The building]
+    was completed in November 2000" in "Liechtenstein" is about the building, and says nothing of when Liechtenstein
+    was completed."""
+    referent = opening_referent(shown_text)
+    if referent is not None and not {stem(word) for word in tokens(referent)} & {stem(word) for word in tokens(title)}:
         return ""
-    return candidate.referent
+    return title
 
 
 def _about_text(candidate: _Candidate) -> str:
@@ -555,7 +558,8 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
     for candidate in ranked:
         if limit is not None and len(found) >= limit:
             break
-        if names_subject(subject, shown(candidate), title=_title_for_subject(candidate)):
+        text = shown(candidate)
+        if names_subject(subject, text, title=_title_for_subject(candidate.referent, text)):
             found.append(candidate)
     return found
 

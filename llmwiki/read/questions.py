@@ -610,6 +610,13 @@ def has_pronoun(text: str) -> bool:
     return any(word.lower() in PERSONAL_PRONOUNS for word in re.findall(r"[A-Za-z]+", text))
 
 
+def opening_referent(text: str) -> str | None:
+    """The referent an edited quotation put in for its opening pronoun ("[The building] was completed ..." -> "The
+    building"), or None when it opens as written."""
+    match = _BRACKET.match(text)
+    return match.group(1) if match else None
+
+
 def debracket(text: str) -> str:
     """An edited quotation as plain text, its inserted referents kept: "[Liechtenstein] is ..." -> "Liechtenstein is ...",
     what an NLI model should read in place of "It is ..."."""
