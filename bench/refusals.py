@@ -14,7 +14,10 @@ Printed per held-out set and over all: off-topic questions refused (target
 questions refused (target <= 0.05), answerable fact questions answered with
 a reference, and the balanced accuracy of verdicts on answerable yes/no
 questions (a question left unsettled counts as wrong), with its two sides: the
-share of yes references answered yes and of no references answered no.
+share of yes references answered yes and of no references answered no; and the
+share of answerable yes/no questions given the wrong verdict (a "yes" where the
+reference says no, or the other way round), which the balanced accuracy counts
+the same as "not settled" though a reader trusts it more.
 
 Held out (no rule was fitted on them; all should be refused):
 - cranfield: the 225 Cranfield queries (aeronautics) asked of the workspace
@@ -69,6 +72,7 @@ class Tally:
     yes_right: int = 0
     no_asked: int = 0
     no_right: int = 0
+    wrong_verdicts: int = 0  # a yes where the reference says no, or a no where it says yes: worse than "not settled"
 
     def add(self, other: Tally) -> Tally:
         return Tally(**{name: getattr(self, name) + getattr(other, name) for name in self.__dataclass_fields__})
@@ -79,11 +83,12 @@ class Tally:
 
         balanced = f"{(self.yes_right / self.yes_asked + self.no_right / self.no_asked) / 2:.3f} ({self.yes_asked}+{self.no_asked})" if self.yes_asked and self.no_asked else "-"
         sides = f"{self.yes_right / self.yes_asked:.3f} / {self.no_right / self.no_asked:.3f}" if self.yes_asked and self.no_asked else "-"
+        wrong = f"{self.wrong_verdicts / (self.yes_asked + self.no_asked):.3f}" if self.yes_asked + self.no_asked else "-"
         return (f"{label:<12}{share(self.offtopic_refused, self.offtopic):>18}{self.offtopic_verdicts:>11}{share(self.answerable_refused, self.answerable):>20}"
-                f"{share(self.fact_right, self.fact):>16}{balanced:>18}{sides:>16}")
+                f"{share(self.fact_right, self.fact):>16}{balanced:>18}{sides:>16}{wrong:>15}")
 
 
-HEADER = f"{'':<12}{'off-topic refused':>18}{'verdicts':>11}{'answerable refused':>20}{'fact right':>16}{'yes/no balanced':>18}{'yes / no right':>16}"
+HEADER = f"{'':<12}{'off-topic refused':>18}{'verdicts':>11}{'answerable refused':>20}{'fact right':>16}{'yes/no balanced':>18}{'yes / no right':>16}{'wrong verdict':>15}"
 
 
 def ask(workspace, entries: list[dict], label: str, models) -> Tally:
@@ -119,6 +124,7 @@ def ask(workspace, entries: list[dict], label: str, models) -> Tally:
             else:
                 tally.no_asked += 1
                 tally.no_right += answer.verdict == "no"
+            tally.wrong_verdicts += answer.verdict is not None and answer.verdict != reference
             if answer.verdict != reference and models["show"]:
                 print(f"\n    {label} {reference} reference, {answer.verdict or 'unsettled'}: {entry['question']} -> {' '.join(answer.text.split())[:200]}", file=sys.stderr)
     print(file=sys.stderr)

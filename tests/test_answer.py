@@ -625,6 +625,18 @@ def test_a_comparison_with_any_verb_is_read_both_ways(workspace):
     assert converse("Cows weigh more than bulls.").lower() == "bulls weigh more than cows."  # control (the model reads no case)
 
 
+def test_a_yes_or_no_needs_the_subject_in_what_the_sentence_is_about_not_in_a_modifier(workspace):
+    with_sources(workspace, kangaroo=("# Kangaroo\n\nGoannas and other carnivorous reptiles also pose a danger to smaller kangaroo species when food "
+                                      "is scarce. Dingoes prey on kangaroos in the dry inland.\n"))
+    # The sentence names kangaroos and reptiles, and is about goannas: it says nothing of what a kangaroo is.
+    reptile = ask_by_hand(workspace, "Is a kangaroo a reptile?")
+    assert reptile.verdict is None and not reptile.text.startswith("Yes")
+    control = ask_by_hand(workspace, "Do goannas pose a danger to kangaroo species?")  # the same sentence, asked about its subject
+    assert control.verdict == "yes" and "Goannas and other carnivorous reptiles" in control.text
+    prey = ask_by_hand(workspace, "Are kangaroos preyed on by dingoes?")  # a verb's prepositional object is what it is about
+    assert prey.verdict == "yes" and "Dingoes prey on kangaroos" in prey.text
+
+
 def test_a_sentence_about_someone_else_denies_nothing(workspace):
     with_sources(workspace, league=(
         "# The League of Nations\n\nIn 1919, Canada joined the League of Nations independently of Britain. "

@@ -215,6 +215,19 @@ def test_an_it_that_stands_for_nothing_is_left_as_it_is():
         assert opens_with_pronoun(sentence)
 
 
+def test_what_a_sentence_is_about_leaves_out_the_words_its_modifiers_hold():
+    about = parsing.named_elsewhere("Goannas and other carnivorous reptiles also pose a danger to smaller kangaroo species when food is scarce.")
+    assert about is not None and {"Goannas", "reptiles", "danger"} <= set(about) and "kangaroo" not in about  # a noun's "to" phrase
+    # Controls: an object, a verb's prepositional object, an "of" phrase and a passive's agent are what a sentence is about
+    assert {"Portuguese", "Elmina", "Castle"} <= set(parsing.named_elsewhere("In 1482, the Portuguese built the Elmina Castle."))
+    assert "Elmina" in parsing.named_elsewhere("The West India Company traded gold at Elmina for a century.")
+    assert "Finland" in parsing.named_elsewhere("The population of Finland is about five million, most of them in the south.")
+    assert "Portuguese" in parsing.named_elsewhere("The Elmina Castle was built by the Portuguese in 1482.")
+    # None where the subject names no one: a page's own subject may stand behind "Males" or "It"
+    assert parsing.named_elsewhere("Males weigh up to 90 kilograms.") is None
+    assert parsing.named_elsewhere("It was completed in November 2000.") is None
+
+
 def test_they_is_the_plural_subject_of_the_sentence_before():
     assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
     before = "The harbour was built in 1850. The Tide Runners were a rowing club that met on Sundays."

@@ -66,6 +66,7 @@ from llmwiki.read.questions import (
     unnamed_person,
     without_truth_frame,
 )
+from llmwiki.read import parsing
 from llmwiki.read.ranker import answer_probabilities, ranker_input, rerank, similarities
 from llmwiki.read.search import preview, search
 from llmwiki.read.select import Selection, read_wiki_page, select
@@ -559,8 +560,13 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
         if limit is not None and len(found) >= limit:
             break
         text = shown(candidate)
-        if names_subject(subject, text, title=_title_for_subject(candidate.referent, text)):
-            found.append(candidate)
+        if not names_subject(subject, text, title=_title_for_subject(candidate.referent, text)):
+            continue
+        arguments = parsing.named_elsewhere(candidate.sentence if candidate.antecedent else debracket(text)) if subject else None
+        named = [word for word in tokens(" ".join(subject)) if len(word) >= 3] or tokens(" ".join(subject))  # "U.S." as written
+        if arguments is not None and not {stem(word) for word in named} & {stem(word) for word in tokens(" ".join(arguments))}:
+            continue  # "Goannas ... pose a danger to smaller kangaroo species" names kangaroos, but is about goannas
+        found.append(candidate)
     return found
 
 

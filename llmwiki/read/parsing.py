@@ -202,3 +202,47 @@ def subject_head(text: str) -> tuple[str, ...] | None:
             compounds = [child.lower_ for child in token.children if child.dep_ in ("compound", "amod") and child.i < token.i and child.pos_ in ("NOUN", "PROPN", "ADJ")]
             return (*compounds, token.lower_)
     return None
+
+
+# The arguments of a clause's verb that say what the clause is about, and what an argument's head brings with it.
+_ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "oprd", "dative", "agent"})
+_WITH_HEAD = frozenset({"compound", "flat", "poss", "appos", "conj", "nmod"})
+
+
+def named_elsewhere(sentence: str) -> tuple[str, ...] | None:
+    """The words of what the sentence is about, when the subject of its main clause names someone or something (a
+    proper noun stands in it): each verb's subject, object, complement and agent, and the objects of the main verbs'
+    prepositions, each with the nouns compounded into it, its possessor, apposition, conjuncts and "of" phrase. A word
+    that only a modifier holds is not among them: "Goannas and other carnivorous reptiles also pose a danger to
+    smaller kangaroo species" is about goannas and a danger, not kangaroos; "Dingoes prey on kangaroos" is about
+    both. None when the main clause's subject holds no proper noun (a pronoun; "Males weigh ...", where a page's own
+    subject may stand behind it), when the parse comes in pieces, or without a pipeline."""
+    if pipeline() is None:
+        return None
+    doc = _parsed(sentence)
+    held: set[int] = set()
+
+    def take(token) -> None:
+        if token.i in held:
+            return
+        held.add(token.i)
+        for child in token.children:
+            if child.dep_ in _WITH_HEAD or child.dep_ == "pobj" and token.dep_ == "agent":
+                take(child)
+            elif child.dep_ == "prep" and child.lower_ == "of":
+                for object_ in child.children:
+                    if object_.dep_ == "pobj":
+                        take(object_)
+
+    roots = [token for token in doc if token.dep_ == "ROOT"]
+    if len(roots) != 1:
+        return None  # a parse in pieces ("... by Lieutenant (later Captain) James Cook on the banks ..."): its roles are guesses
+    verbs = [roots[0], *(token for token in roots[0].children if token.dep_ == "conj")]
+    for subject in (child for verb in verbs for child in verb.children if child.dep_ in ("nsubj", "nsubjpass")):
+        take(subject)
+    if not any(doc[index].pos_ == "PROPN" for index in held):
+        return None
+    for token in doc:
+        if token.dep_ in _ARGUMENTS or token.dep_ == "pobj" and token.head.dep_ == "prep" and token.head.head in verbs:
+            take(token)  # "on kangaroos" in "Dingoes prey on kangaroos" is the verb's; "to ... kangaroo species" above is a noun's
+    return tuple(doc[index].text for index in sorted(held) if doc[index].dep_ != "agent")

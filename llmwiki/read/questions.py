@@ -45,6 +45,7 @@ from llmwiki.text import (
     PERSONAL_OPENERS,
     PERSONAL_PRONOUNS,
     POSSESSIVE_PRONOUNS,
+    QUANTIFIERS,
     STOPWORDS,
     YEAR,
     stem,
@@ -290,7 +291,7 @@ def question_subject(question: str) -> tuple[str, ...]:
     if not framed and (not words or words[0].lower() not in AUXILIARIES):
         return ()
     words = [word for word in words[0 if framed else 1:] if word]
-    while words and words[0].lower() in DETERMINERS:
+    while words and words[0].lower() in _LEADING:
         words = words[1:]
     if not words or words[0].lower() in PERSONAL_PRONOUNS | DEMONSTRATIVES | {"there", "it"}:
         return ()
@@ -310,6 +311,8 @@ def question_subject(question: str) -> tuple[str, ...]:
     return head
 
 
+# What leads a subject phrase without being its name or head: "Are Various trees claimed to be ...?" is about trees.
+_LEADING = DETERMINERS | QUANTIFIERS | {"various", "several", "certain", "both", "such", "other"}
 _NAME_PARTICLES = frozenset({"of", "de", "da", "del", "der", "van", "von", "the", "jr", "sr"})
 
 
