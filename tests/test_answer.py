@@ -637,6 +637,19 @@ def test_a_yes_or_no_needs_the_subject_in_what_the_sentence_is_about_not_in_a_mo
     assert prey.verdict == "yes" and "Dingoes prey on kangaroos" in prey.text
 
 
+def test_a_yes_or_no_about_it_or_they_asks_what_is_meant_when_the_passages_are_about_different_things(workspace):
+    with_sources(workspace,
+                 finland="# Finland\n\nFinland has a long border with Norway in the far north. Finland joined the European Union in 1995.\n",
+                 sweden="# Sweden\n\nSweden has a border with Norway along the mountains in the west. Sweden is a constitutional monarchy.\n")
+    # The question names Norway, not what borders it; the two pages that say "border with Norway" are about two countries
+    vague = ask_by_hand(workspace, "Does it have a border with Norway?")
+    assert vague.refused and vague.verdict is None and 'says "it" without saying who or what' in vague.text and "Finland and Sweden" in vague.text.replace("Sweden and Finland", "Finland and Sweden")
+    named = ask_by_hand(workspace, "Does Finland have a border with Norway?")  # control: named, the same passages settle it
+    assert named.verdict == "yes" and "Finland has a long border with Norway" in named.text
+    one_page = ask_by_hand(workspace, "Is it a constitutional monarchy?")  # control: the words pin one page down
+    assert not one_page.refused and "constitutional monarchy" in one_page.text
+
+
 def test_a_sentence_about_someone_else_denies_nothing(workspace):
     with_sources(workspace, league=(
         "# The League of Nations\n\nIn 1919, Canada joined the League of Nations independently of Britain. "

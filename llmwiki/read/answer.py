@@ -56,6 +56,7 @@ from llmwiki.read.questions import (
     names_subject,
     negated_statement,
     opening_referent,
+    pronoun_subject,
     question_names,
     question_subject,
     rank_sentences,
@@ -361,16 +362,17 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
 
 
 def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy = ANSWER_POLICY) -> str | None:
-    """Why a question about "he" or "she" that names no one cannot be answered: the best sentences that may answer it
-    (the first ``policy.whose_sentences``) come from pages about different subjects, so its words do not say who
-    is meant. None when they agree (the words pin one person down: "He founded the University of Buffalo on what
-    date?"). pronoun: the question's, from ``questions.unnamed_person``. Beside an open page the question is about
-    that page's subject and this is not asked."""
+    """Why a question about "he" or "she" that names no one, or a yes/no question whose subject is "it" or "they",
+    cannot be answered: the best sentences that may answer it (the first ``policy.whose_sentences``) come from pages
+    about different subjects, so its words do not say who or what is meant. None when they agree (the words pin one
+    subject down: "He founded the University of Buffalo on what date?"). pronoun: the question's, from
+    ``questions.unnamed_person`` or ``questions.pronoun_subject``. Beside an open page the question is about that
+    page's subject and this is not asked."""
     subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:policy.whose_sentences]))
     if len(subjects) < 2:
         return None
     listed = f"{', '.join(subjects[:-1])} and {subjects[-1]}"
-    return f"it says \"{pronoun}\" but names no one, and the passages that match are about {listed}: say who it is about"
+    return f"it says \"{pronoun}\" without saying who or what that is, and the passages that match are about {listed}: say who or what it is about"
 
 
 class _Judged(NamedTuple):
@@ -637,12 +639,14 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     table_text = "".join(f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}" for item in tables)
     candidates = _candidates(workspace, selection)  # titles come with the selection: no connection, none held while a model runs
     open_pages = [item for item in selection.items if item.kind == "open_page"]
-    pronoun = unnamed_person(question)  # a he/she that the question does not name
+    question_shape = shape(question)
+    # A he/she that the question does not name, or the it/they a yes/no question has for its subject ("Does it have a
+    # border with Norway?" names Norway, not what borders it)
+    pronoun = unnamed_person(question) or (pronoun_subject(question) if question_shape.yes_no else None)
     if open_pages and pronoun:  # "he" is the open page's subject: the sources it cites are about them
         cited = {int(number) for item in open_pages for number in CITATION.findall(item.text)}
         subjects = {candidate.referent for candidate in candidates if candidate.chunk_id in cited}
         candidates = [candidate for candidate in candidates if candidate.referent in subjects] or candidates
-    question_shape = shape(question)
     if not candidates:
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
         if collection or tables:

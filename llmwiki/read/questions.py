@@ -311,6 +311,24 @@ def question_subject(question: str) -> tuple[str, ...]:
     return head
 
 
+def pronoun_subject(question: str) -> str | None:
+    """The personal pronoun a yes/no question has for its subject, lower-cased ("Does it have a border with Norway?" ->
+    "it", "Is it true that they ...?" -> "they"), which only the page or conversation it was asked beside can say who
+    or what is, whatever else the question names; None when its subject is named, or for an "it" that stands for
+    nothing ("Is it possible that there are more than 350,000 species?")."""
+    statement = without_truth_frame(question)
+    framed = statement != question.strip()
+    words = [word.strip(",;:\"“”()").lower() for word in statement.rstrip("?").split()]
+    if not framed and (not words or words[0] not in AUXILIARIES):
+        return None
+    words = [word for word in words[0 if framed else 1:] if word]
+    if not words or words[0] not in PERSONAL_PRONOUNS or words[0] in POSSESSIVE_PRONOUNS:
+        return None
+    if words[0] == "it" and parsing.expletive_it(to_statement(statement if framed else question)):
+        return None
+    return words[0]
+
+
 # What leads a subject phrase without being its name or head: "Are Various trees claimed to be ...?" is about trees.
 _LEADING = DETERMINERS | QUANTIFIERS | {"various", "several", "certain", "both", "such", "other"}
 _NAME_PARTICLES = frozenset({"of", "de", "da", "del", "der", "van", "von", "the", "jr", "sr"})
