@@ -562,6 +562,19 @@ def test_a_model_verdict_stands_only_on_a_cited_passage_about_the_subject(wiki):
     assert uncited.verdict is None and "the reply cites no passage" in uncited.text
 
 
+def test_a_model_is_not_asked_a_yes_or_no_about_it_when_the_passages_are_about_different_things(workspace):
+    with_sources(workspace,
+                 finland="# Finland\n\nFinland has a long border with Norway in the far north. Finland joined the European Union in 1995.\n",
+                 sweden="# Sweden\n\nSweden has a border with Norway along the mountains in the west. Sweden is a constitutional monarchy.\n")
+    with StubServer([Reply(content="Yes, it has a border with Norway.")]) as server:
+        vague = answer_question(workspace, "Does it have a border with Norway?", services=services_for(workspace, backend=stub_backend(server)))
+        asked_vague = len(server.requests)
+        named = answer_question(workspace, "Does Finland have a border with Norway?", services=services_for(workspace, backend=stub_backend(server)))
+    # The rule the extractive answer keeps: "it" could be either country, so no model guesses which
+    assert vague.refused and vague.verdict is None and 'says "it" without saying who or what' in vague.text and asked_vague == 0
+    assert not named.refused and len(server.requests) == 1  # control: named, the model is asked
+
+
 def test_a_model_verdict_needs_a_cited_passage_that_speaks_to_the_question(wiki):
     chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
     with StubServer([Reply(content=f"Yes, Volta had a brother [c{chunk}].")]) as server:

@@ -361,6 +361,13 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     return None, [value >= min_sentence for value in sentence_shares], words
 
 
+def _unnamed(question: str, question_shape) -> str | None:
+    """A he/she that the question does not name (``questions.unnamed_person``), or the it/they a yes/no question has
+    for its subject (``questions.pronoun_subject``: "Does it have a border with Norway?" names Norway, not what
+    borders it); None when neither."""
+    return unnamed_person(question) or (pronoun_subject(question) if question_shape.yes_no else None)
+
+
 def _whose(pronoun: str, ranked: Sequence[_Candidate], *, policy: AnswerPolicy = ANSWER_POLICY) -> str | None:
     """Why a question about "he" or "she" that names no one, or a yes/no question whose subject is "it" or "they",
     cannot be answered: the best sentences that may answer it (the first ``policy.whose_sentences``) come from pages
@@ -640,9 +647,7 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     candidates = _candidates(workspace, selection)  # titles come with the selection: no connection, none held while a model runs
     open_pages = [item for item in selection.items if item.kind == "open_page"]
     question_shape = shape(question)
-    # A he/she that the question does not name, or the it/they a yes/no question has for its subject ("Does it have a
-    # border with Norway?" names Norway, not what borders it)
-    pronoun = unnamed_person(question) or (pronoun_subject(question) if question_shape.yes_no else None)
+    pronoun = _unnamed(question, question_shape)
     if open_pages and pronoun:  # "he" is the open page's subject: the sources it cites are about them
         cited = {int(number) for item in open_pages for number in CITATION.findall(item.text)}
         subjects = {candidate.referent for candidate in candidates if candidate.chunk_id in cited}
@@ -746,8 +751,9 @@ def answer_question(
         if selection.empty:
             return Answer(question=question, read_as=read_as, text=NOTHING_SELECTED + selection.readout, selection=selection, backend=backend.name, refused=True, standalone_question=standalone)
         verdict = None
+        policy = AnswerPolicy.from_config(settings)
         if not backend.generates:
-            reply = extractive_answer(workspace, standalone, selection, services=services, sentences=settings.answer_sentences)
+            reply = extractive_answer(workspace, standalone, selection, services=services, sentences=settings.answer_sentences, policy=policy)
             text, verdict = reply.text or NOT_SUPPORTED, reply.verdict
             if reply.refused or not reply.text:
                 if on_token is not None:
@@ -756,6 +762,11 @@ def answer_question(
             if on_token is not None:
                 on_token(text)
         else:
+            if (reason := _unsaid_subject(workspace, standalone, selection, policy=policy)) is not None:  # asked before the model is
+                text = f"{NOT_SUPPORTED} ({reason}.)"
+                if on_token is not None:
+                    on_token(text)
+                return Answer(question=question, read_as=read_as, text=text, selection=selection, backend=backend.name, refused=True, standalone_question=standalone if standalone != question else None)
             messages = [{"role": "system", "content": prompts.SYSTEM}]
             if conversation is not None:
                 messages += conversation.reduced(keep=settings.history_messages)
@@ -769,9 +780,27 @@ def answer_question(
             citations, unknown = _citations(workspace, text, selection.chunk_ids)
         text = _remove_unknown(text, unknown)
         if backend.generates and shape(standalone).yes_no:
-            text, verdict = checked_verdict(standalone, text, citations, policy=AnswerPolicy.from_config(settings))
+            text, verdict = checked_verdict(standalone, text, citations, policy=policy)
         return Answer(question=question, read_as=read_as, text=text, selection=selection, citations=citations, backend=backend.name, verdict=verdict,
                       unknown_citations=unknown, standalone_question=standalone if standalone != question else None)
+
+
+def _unsaid_subject(workspace: Workspace, question: str, selection: Selection, *, policy: AnswerPolicy = ANSWER_POLICY) -> str | None:
+    """For a model backend, the extractive answer's rule on pronouns (``_whose``): why a question about an unnamed he
+    or she, or a yes/no question about "it" or "they", cannot be answered from this selection, whose best sentences
+    come from pages about different subjects; None when its words pin one down, beside an open page, or when the
+    question names its subject. Asked before the model is: given Finland and Sweden, a model answers "Does it have a
+    border with Norway?" about whichever it takes "it" to be."""
+    question_shape = shape(question)
+    pronoun = _unnamed(question, question_shape)
+    if pronoun is None or any(item.kind == "open_page" for item in selection.items):
+        return None
+    candidates = _candidates(workspace, selection)
+    if not candidates:
+        return None
+    _, may_lead, _ = _does_not_say(workspace, question, candidates, policy=policy, yes_no=question_shape.yes_no)
+    ranking = hand_ranking(question, candidates, question_shape, policy=policy)
+    return _whose(pronoun, [candidates[index] for _, index in ranking if not may_lead or may_lead[index]], policy=policy)
 
 
 _MODEL_VERDICT = re.compile(r"^\W*(yes|no)\b[\s,.:;!—-]*", re.IGNORECASE)
