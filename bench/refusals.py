@@ -28,6 +28,13 @@ Held out (no rule was fitted on them; all should be refused):
   does not hold, asked of it; the questions about the six it holds are its
   answerable ones (in HTML, PDF, DOCX and text, not S08's plain text).
 
+Held out, answerable: wice-evidence asks each WiCE dev claim as "Is it true
+that CLAIM?" of a workspace holding the 349 claims' evidence pages (sources
+only), and prints per WiCE label the share answered yes, answered no and
+refused. A yes should follow support: high for "supported", low for
+"not_supported", whose evidence fails to support the claim without
+contradicting it, so a no is not owed there.
+
 The answer ranker was trained on sets 1-3, so its P is in-sample for their
 answerable questions and the answerable figures may flatter the rule a little.
 """
@@ -54,7 +61,7 @@ from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker,
 from llmwiki.read.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
 from llmwiki.read.ranker.train import SETS, build_workspace  # noqa: E402
 
-CORPORA = ("s08", "cranfield", "wice", "sample")
+CORPORA = ("s08", "cranfield", "wice", "sample", "wice-evidence")
 
 
 @dataclass
@@ -142,6 +149,46 @@ def wice_questions(path: Path) -> list[str]:
     return [f"Is it true that {claim.rstrip('.')}?" for claim in claims if claim]
 
 
+def wice_workspace(path: Path, folder: Path):
+    """A workspace holding the evidence pages of the WiCE dev claims (one source each, titled by its page's title),
+    sources only, kept between runs; and the claims, each with its label."""
+    from llmwiki.publish.wiki import ingest_paths
+    from llmwiki.workspace import Workspace
+
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not (folder / "ingested").is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        workspace = Workspace.init(folder, git=False)
+        for number, row in enumerate(rows):
+            lines = [line.strip() for line in row["evidence"] if line.strip()]
+            title = lines[0].removeprefix("(meta data) TITLE:").strip() if lines and lines[0].startswith("(meta data)") else f"Evidence {number}"
+            body = "\n\n".join(line for line in lines if not line.startswith("(meta data)"))
+            (workspace.sources_dir / f"evidence-{number:03d}.md").write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+        ingest_paths(workspace, generate=False)
+        (folder / "ingested").write_text("", encoding="utf-8")
+    return Workspace.open(folder), [(row["claim"].strip(), row["label"]) for row in rows]
+
+
+def ask_claims(workspace, claims: list[tuple[str, str]], models) -> dict[str, dict[str, int]]:
+    """Each claim as "Is it true that CLAIM?" of the workspace holding its evidence: per label, how many were asked,
+    answered yes, answered no and refused."""
+    services = Services(workspace, nli=models["nli"], backend=models["backend"], ranker=models["ranker"], similarity=models["similarity"])
+    counts: dict[str, dict[str, int]] = {}
+    for number, (claim, label) in enumerate(claims, start=1):
+        if number % 50 == 0 or number == len(claims):
+            print(f"\r  wice evidence: asked {number} of {len(claims)} claims", end="", file=sys.stderr, flush=True)
+        answer = answer_question(workspace, f"Is it true that {claim.rstrip('.')}?", services=services)
+        row = counts.setdefault(label, {"asked": 0, "yes": 0, "no": 0, "refused": 0})
+        row["asked"] += 1
+        row["refused"] += answer.refused
+        if answer.verdict in ("yes", "no"):
+            row[answer.verdict] += 1
+        if models["show"] and label in ("supported", "not_supported") and (answer.verdict == "yes") != (label == "supported"):
+            print(f"\n    wice evidence {label}, {answer.verdict or ('refused' if answer.refused else 'unsettled')}: {claim} -> {' '.join(answer.text.split())[:200]}", file=sys.stderr)
+    print(file=sys.stderr)
+    return counts
+
+
 def sample_workspace(folder: Path):
     """The sample workspace (workspace/) ingested into folder, kept between runs."""
     from llmwiki.publish.wiki import ingest_paths
@@ -217,11 +264,22 @@ def main() -> None:
         for _, tally in held_out_rows:
             total = total.add(tally)
         rows += held_out_rows + [("held out", total)]
-    print(f"Refusals and verdicts ({len(questions)} S08 questions; 'verdicts': off-topic questions given a yes or a no)")
-    print(HEADER)
-    for label, tally in rows:
-        print(tally.row(label))
-    print("targets: off-topic refused >= 0.90, verdicts 0, answerable refused <= 0.05, yes/no balanced >= 0.75 (thresholds fitted on the S08 folds only)")
+    if rows:
+        print(f"Refusals and verdicts ({len(questions)} S08 questions; 'verdicts': off-topic questions given a yes or a no)")
+        print(HEADER)
+        for label, tally in rows:
+            print(tally.row(label))
+        print("targets: off-topic refused >= 0.90, verdicts 0, answerable refused <= 0.05, yes/no balanced >= 0.75 (thresholds fitted on the S08 folds only)")
+    if "wice-evidence" in only and (args.data / "wice" / "dev.jsonl").is_file():
+        workspace, claims = wice_workspace(args.data / "wice" / "dev.jsonl", args.cache / "wice-evidence")
+        models.setdefault("nli", Services(workspace).nli)
+        counts = ask_claims(workspace, claims[:: args.every], models)
+        print("\nWiCE dev claims asked of their own evidence pages (\"Is it true that CLAIM?\"; held out): yes / no / refused")
+        for label in ("supported", "partially_supported", "not_supported"):
+            row = counts.get(label)
+            if row:
+                print(f"  {label:<20} {row['yes'] / row['asked']:.3f} / {row['no'] / row['asked']:.3f} / {row['refused'] / row['asked']:.3f} ({row['asked']})")
+        print("  a yes should follow support: high for supported, low for not_supported (which its evidence does not contradict, so no is not owed)")
 
 
 if __name__ == "__main__":
