@@ -617,6 +617,16 @@ def test_a_no_comes_from_a_sentence_that_speaks_to_the_statement_not_one_that_me
     assert lacking.verdict is None and not lacking.text.startswith("No")
 
 
+def test_a_no_needs_a_sentence_that_states_the_fact_otherwise_not_one_that_leaves_it_out(workspace):
+    with_sources(workspace,
+                 mosqueda="# Teresa Mosqueda\n\nMosqueda won the Position 8 seat on the Seattle City Council with 62 percent of the vote.\n",
+                 gonzalez="# Lorena Gonzalez\n\nGonzalez won the Position 9 seat on the Seattle City Council in 2015 with 64 percent of the vote.\n")
+    silent = ask_by_hand(workspace, "Did Mosqueda win the Position 8 seat in 2017?")  # the page states no year
+    assert silent.verdict is None and not silent.text.startswith("No")
+    other = ask_by_hand(workspace, "Did Gonzalez win the Position 9 seat in 2017?")  # control: the page states another year
+    assert other.verdict == "no" and "in 2015" in other.text
+
+
 def test_a_comparison_is_read_both_ways(workspace):
     with_sources(workspace, brothers="# The Coolidge brothers\n\nCalvin was older than John by three years. John became a railway clerk in Boston.\n")
     reversed_ = ask_by_hand(workspace, "Was John older than Calvin?")  # an NLI model reads both orders as the same sentence

@@ -74,6 +74,21 @@ def test_an_ordinal_in_the_same_slot_is_a_changed_number_but_first_elsewhere_is_
     assert not check_facts("Lincoln was the sixteenth President of the United States.", evidence).failed
 
 
+def test_a_fact_the_evidence_states_otherwise_contradicts_and_one_it_leaves_out_does_not():
+    evidence = ["In the Council Position 8 race, Mosqueda got 62 percent of the vote in Tuesday's count."]
+    silent = check_facts("Mosqueda won the Council Position 8 race in 2017.", evidence)
+    assert silent.failed and silent.missing_numbers == ("2017",) and not silent.contradicted  # no year stated: unsupported, not denied
+    rival = check_facts("Mosqueda got 62 percent of the vote in the Council Position 8 race in 2017.", ["In the 2015 Council Position 8 race, Mosqueda got 62 percent of the vote."])
+    assert rival.failed and rival.contradicted  # control: another year stated
+    ordinal = check_facts("Abraham Lincoln was the first President of the United States.", ["Abraham Lincoln was the sixteenth President of the United States."])
+    assert ordinal.contradicted  # another rank in the same slot
+    assert check_facts("Mosqueda got 71 percent of the vote in Tuesday's count.", evidence).contradicted  # another quantity
+    absent = check_facts("Kaitlin Young fought Julie Kedzie at Jackson's MMA Series in Albuquerque.", ["Kaitlin Young will face Julie Kedzie in a featured bout on the card."])
+    assert absent.missing_names and not absent.contradicted  # names it does not mention: silence
+    swapped = check_facts("France ceded nearly all of its colonies in Asia in 1763.", ["France ceded nearly all of its colonies in Canada in 1763."])
+    assert swapped.missing_names == ("Asia",) and swapped.contradicted  # control: another name in its slot
+
+
 def test_a_negation_in_another_clause_of_the_evidence_is_not_the_sentences():
     evidence = ["Ford never accepted the offer from Haig and later decided to pardon Nixon on his own terms."]
     assert not check_facts("Ford later decided to pardon Nixon on his own terms.", evidence).failed

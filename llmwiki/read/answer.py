@@ -397,9 +397,11 @@ class _Judged(NamedTuple):
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
             negation: str | None = None, policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
     """Score the statement against the best sentences about the question's subject: yes when one supports it and
-    none that holds as many of its words opposes it; no when the closest one opposes it (a fact absent or opposed,
-    or contradiction) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to
-    support it is no "no"); else unsettled; each quoting its sentence. A sentence about someone else is never
+    none that holds as many of its words opposes it; no when the closest one states otherwise (a fact opposed or
+    negated, another number of its kind or another word in a name's place: ``FactCheck.contradicted``; or
+    contradiction) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to
+    support it is no "no", and a year or a name it leaves out is no denial); else unsettled; each quoting its
+    sentence. A sentence about someone else is never
     read: "In 1919, Canada joined the League of Nations" denies nothing about the U.S. (and "In 1482, the
     Portuguese built the Elmina Castle" nothing about the Dutch, short of knowing that a castle is built once).
     A yes, like a no, needs its sentence to speak to what the statement says: "Hunting the Grisly, by Theodore
@@ -438,7 +440,7 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
             if denied >= policy.negation_entailment and denied > best.entailment:
                 return ExtractiveReply(f"No — {_quote(best.candidate)} (it supports \"{negation}\" better than the question's statement)", verdict="no")
         return ExtractiveReply(f"Yes — {_quote(best.candidate)}", verdict="yes")
-    if (closest.check.failed or closest.contradiction >= policy.no_contradiction) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
+    if (closest.check.contradicted or closest.contradiction >= policy.no_contradiction) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
         why = closest.check.reason() or "the passage contradicts it"
         return ExtractiveReply(f"No — {_quote(closest.candidate)} ({why})", verdict="no")
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest.candidate)}")

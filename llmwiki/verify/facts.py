@@ -71,6 +71,11 @@ def _number(token: str) -> str | None:
     return digits
 
 
+def _kind(value: str) -> str:
+    """What a normalised number states, for telling a rival value from an unrelated one: a year or a quantity."""
+    return "year" if value.isdigit() and len(value) == 4 and 1000 <= int(value) <= 2100 else "quantity"
+
+
 def _countable(word: str) -> bool:
     """A number or ordinal, "first" and "one" included (in the same slot they state a count or a rank)."""
     return _number(word) is not None or word.lower() in ("first", "one", "last")
@@ -199,6 +204,15 @@ class FactCheck:
     negation: str | None = None  # "sentence" or "evidence": which side alone is negated
     coverage: float = 1.0  # share of the sentence's content words found in the anchor
     missing_words: tuple[str, ...] = field(default=())  # other content words the anchor lacks (paraphrase or change)
+    unrivalled_numbers: tuple[str, ...] = field(default=())  # missing numbers the anchor states no other number of their kind in place of
+    unrivalled_names: tuple[str, ...] = field(default=())  # missing names the anchor has no other word in the slot of
+
+    @property
+    def contradicted(self) -> bool:
+        """Whether the anchor says otherwise, not merely less: a fact opposed or negated, a name it lacks, or a number it
+        lacks where it states another of the same kind (a year for a year: "in 2017" against "in 2015"). A year it does
+        not state at all ("Mosqueda got 62 percent in Tuesday's count" for "She was elected ... in 2017") is silence."""
+        return bool(set(self.missing_names) - set(self.unrivalled_names) or set(self.missing_numbers) - set(self.unrivalled_numbers) or self.opposed or self.negation)
 
     @property
     def failed(self) -> bool:
@@ -282,6 +296,10 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         word = claim_words[index]
         if _countable(word) and _countable(other) and (_number(word) != _number(other) or _number(word) is None) and word not in missing_numbers:
             missing_numbers += (word,)
+    rival_kinds = {_kind(value) for value in anchor_numbers if value not in claim_numbers}
+    in_other_slots = {claim_words[index] for index in substituted}  # "thirteenth" where the anchor says "thirtieth"
+    unrivalled = tuple(written for value, written in claim_numbers.items()
+                       if value not in anchor_numbers and _kind(value) not in rival_kinds and written not in in_other_slots)
     name_positions = {index for index, _ in claim_names}
 
     def shortened(index: int) -> bool:
@@ -333,5 +351,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         anchor=anchor, anchor_index=anchor_index, missing_names=missing_names, missing_numbers=missing_numbers,
         opposed=tuple(opposed), negation=negation,
         coverage=(len(content) - len(missing)) / len(content) if content else 1.0,
+        unrivalled_numbers=unrivalled,
+        unrivalled_names=tuple(name for index, name in claim_names if name in missing_names and index not in substituted),
         missing_words=tuple(dict.fromkeys(word for word in missing if word.lower() not in flagged and _number(word) is None)),
     )
