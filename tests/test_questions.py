@@ -297,6 +297,12 @@ def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
     ("Is the Giant Panda a mammal?", ("Giant", "Panda")),  # past the determiner
     ("Do penguins have many predators?", ("penguins",)), ("Does a polar bear live in the Arctic?", ("polar", "bear")),  # a noun's head
     ("Is it true that the otter eats urchins?", ("otter",)),
+    # past an adjunct the framed statement opens with, not "On March" or "Instead"
+    ("Is it true that on March 1, 2017 Powell was named one of three applicants?", ("Powell",)),
+    ("Is it true that instead of attending his local school, Lecque enrolled in the Bronx?", ("Lecque",)),
+    ("Is it true that in 2018 the film was selected for preservation?", ("film",)),
+    ("Is it true that in 1919 Canada joined the League of Nations?", ("Canada",)),
+    ("Are Various trees claimed to be the apple tree?", ("various", "trees")),  # a quantifier is not a name
     # controls: a pronoun or "there" names nothing; a question of another shape has no yes/no subject
     ("Is it true that he won the prize?", ()), ("Was she married?", ()), ("Are there otters in Chile?", ()), ("Who was Newton?", ()),
 ])

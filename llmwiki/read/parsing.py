@@ -246,3 +246,29 @@ def named_elsewhere(sentence: str) -> tuple[str, ...] | None:
         if token.dep_ in _ARGUMENTS or token.dep_ == "pobj" and token.head.dep_ == "prep" and token.head.head in verbs:
             take(token)  # "on kangaroos" in "Dingoes prey on kangaroos" is the verb's; "to ... kangaroo species" above is a noun's
     return tuple(doc[index].text for index in sorted(held) if doc[index].dep_ != "agent")
+
+
+def subject_after_adjunct(statement: str) -> tuple[str, ...] | None:
+    """The subject of a statement that opens with an adjunct, a preposition or an adverb before its subject ("On
+    March 1, 2017 Powell was named ...", "Instead of attending his local school, Lecque decided ...", "In 2018, the
+    film was selected ..."): a name as written (its compounds with it: ("Powell",)), else the head noun lower-cased
+    with the nouns and adjectives compounded into it (("film",)); () for a pronoun ("In November 2013, she was ...");
+    None when the statement opens otherwise, has no nominal subject, or without a pipeline."""
+    if pipeline() is None:
+        return None
+    doc = _parsed(statement)
+    if not len(doc) or doc[0].pos_ not in ("ADP", "ADV", "SCONJ"):
+        return None
+    roots = [token for token in doc if token.dep_ == "ROOT"]
+    subjects = [child for child in roots[0].children if child.dep_ in ("nsubj", "nsubjpass")] if roots else []
+    if not subjects:
+        return None
+    subject = subjects[0]
+    if subject.pos_ == "PRON":
+        return ()
+    if subject.pos_ == "PROPN":
+        return tuple(token.text for token in doc[subject.left_edge.i: subject.i + 1] if token.pos_ == "PROPN")
+    if subject.pos_ != "NOUN":
+        return None
+    compounds = [child.lower_ for child in subject.children if child.dep_ in ("compound", "amod") and child.i < subject.i and child.pos_ in ("NOUN", "PROPN", "ADJ")]
+    return (*compounds, subject.lower_)

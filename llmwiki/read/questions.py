@@ -284,13 +284,16 @@ def question_subject(question: str) -> tuple[str, ...]:
     mammal?" -> ("Giant", "Panda"); "Is Canada's official language Zulu?" -> ("Canada",)), else the head noun of
     its subject, lower-cased ("Does a polar bear live in the Arctic?" -> ("bear",); by the parse, else the first
     word); () when its subject is a pronoun ("Was he ...?": who is meant is settled elsewhere) or "there", or the
-    question is not of a yes/no question's shape. "Is it true that S?" is about the subject of S."""
+    question is not of a yes/no question's shape. "Is it true that S?" is about the subject of S, read from the parse
+    where S opens with an adjunct ("Is it true that on March 1, 2017 Powell was named ...?" -> ("Powell",))."""
     statement = without_truth_frame(question)
     words = [word.strip(",;:\"“”()") for word in statement.rstrip("?").split()]
     framed = statement != question.strip()
     if not framed and (not words or words[0].lower() not in AUXILIARIES):
         return ()
     words = [word for word in words[0 if framed else 1:] if word]
+    if framed and (after := parsing.subject_after_adjunct(statement)) is not None:
+        return after  # "Is it true that on March 1, 2017 Powell was named ...?" is about Powell, not "On March"
     while words and words[0].lower() in _LEADING:
         words = words[1:]
     if not words or words[0].lower() in PERSONAL_PRONOUNS | DEMONSTRATIVES | {"there", "it"}:
