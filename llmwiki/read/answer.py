@@ -47,6 +47,7 @@ from llmwiki.pages import (
 )
 from llmwiki.policy import ANSWER_POLICY, SELECT_POLICY, AnswerPolicy
 from llmwiki.tools import CHAT_TOOLS, ToolArgumentError, limit_argument, text_argument
+from llmwiki.read import parsing
 from llmwiki.read.questions import (
     QUESTION_FRAME,
     content_words,
@@ -67,7 +68,6 @@ from llmwiki.read.questions import (
     unnamed_person,
     without_truth_frame,
 )
-from llmwiki.read import parsing
 from llmwiki.read.ranker import answer_probabilities, ranker_input, rerank, similarities
 from llmwiki.read.search import preview, search
 from llmwiki.read.select import Selection, read_wiki_page, select
@@ -401,8 +401,8 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     negated, another number of its kind or another word in a name's place: ``FactCheck.contradicted``; or
     contradiction) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to
     support it is no "no", and a year or a name it leaves out is no denial); else unsettled; each quoting its
-    sentence. A sentence about someone else is never
-    read: "In 1919, Canada joined the League of Nations" denies nothing about the U.S. (and "In 1482, the
+    sentence. A sentence about someone else is never read: "In 1919, Canada joined the League of Nations" denies
+    nothing about the U.S. (and "In 1482, the
     Portuguese built the Elmina Castle" nothing about the Dutch, short of knowing that a castle is built once).
     A yes, like a no, needs its sentence to speak to what the statement says: "Hunting the Grisly, by Theodore
     Roosevelt" names him but says nothing of a brother. negation: the statement negated
@@ -563,7 +563,8 @@ def _relation(statement: str, subject: Sequence[str], check: FactCheck | None = 
 def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int | None = None) -> list[_Candidate]:
     """The first ``limit`` candidates (all by default) about what a yes/no question names (``questions.question_subject``),
     in order: the sentence as the answer shows it (an opening pronoun resolved, after the sentence it points back at)
-    or its document's title names the subject. A yes or a no about Nairobi is decided by a sentence on Nairobi, not by
+    or its document's title names the subject, and where the sentence's main subject names something else, what it is
+    about does too (``parsing.named_elsewhere``). A yes or a no about Nairobi is decided by a sentence on Nairobi, not by
     the best-ranked sentence of a passage that mentions it in passing. All of them when the question's subject is a
     pronoun. Read in order and stopped at ``limit``: showing a sentence may parse the text before it."""
     found = []
@@ -574,9 +575,10 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
         if not names_subject(subject, text, title=_title_for_subject(candidate.referent, text)):
             continue
         arguments = parsing.named_elsewhere(candidate.sentence if candidate.antecedent else debracket(text)) if subject else None
-        named = [word for word in tokens(" ".join(subject)) if len(word) >= 3] or tokens(" ".join(subject))  # "U.S." as written
-        if arguments is not None and not {stem(word) for word in named} & {stem(word) for word in tokens(" ".join(arguments))}:
-            continue  # "Goannas ... pose a danger to smaller kangaroo species" names kangaroos, but is about goannas
+        if arguments is not None:  # "Goannas ... pose a danger to smaller kangaroo species" names kangaroos, but is about goannas
+            named = [word for word in tokens(" ".join(subject)) if len(word) >= 3] or tokens(" ".join(subject))  # "U.S." as written
+            if not {stem(word) for word in named} & {stem(word) for word in tokens(" ".join(arguments))}:
+                continue
         found.append(candidate)
     return found
 

@@ -209,9 +209,10 @@ class FactCheck:
 
     @property
     def contradicted(self) -> bool:
-        """Whether the anchor says otherwise, not merely less: a fact opposed or negated, a name it lacks, or a number it
-        lacks where it states another of the same kind (a year for a year: "in 2017" against "in 2015"). A year it does
-        not state at all ("Mosqueda got 62 percent in Tuesday's count" for "She was elected ... in 2017") is silence."""
+        """Whether the anchor says otherwise, not merely less: a fact opposed or negated, a name it has another word in
+        the place of ("colonies in Canada" against "colonies in Asia"), or a number it lacks where it states another of
+        the same kind (a year for a year: "in 2015" against "in 2017"). A year or a name it does not state at all
+        ("Mosqueda got 62 percent in Tuesday's count" for "She was elected ... in 2017") is silence."""
         return bool(set(self.missing_names) - set(self.unrivalled_names) or set(self.missing_numbers) - set(self.unrivalled_numbers) or self.opposed or self.negation)
 
     @property
