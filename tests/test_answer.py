@@ -282,6 +282,11 @@ def test_a_slip_of_a_common_word_is_read_as_the_english_word_the_sources_have(ph
     assert index.corrections("Did Becquerel study urainum?") == {"urainum": "uranium"}  # control, on this store too
 
 
+def test_a_refusal_lists_the_question_s_missing_words_not_its_truth_frame(physics):
+    framed = answer_question(physics, "Is it true that Becquerel painted purple sailboats at dawn?", services=services_for(physics, backend=ExtractiveBackend()))
+    assert framed.refused and "sailboats" in framed.text and "true" not in framed.text.split("(", 1)[1]  # the frame asks nothing about "true"
+
+
 def test_a_question_naming_no_one_is_refused_with_what_to_add(physics):
     vague = answer_question(physics, "When was he born?", services=services_for(physics, backend=ExtractiveBackend()))
     assert vague.refused and "names no one" in vague.text and "born" in vague.text

@@ -302,6 +302,7 @@ def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
     ("Is it true that instead of attending his local school, Lecque enrolled in the Bronx?", ("Lecque",)),
     ("Is it true that in 2018 the film was selected for preservation?", ("film",)),
     ("Is it true that in 1919 Canada joined the League of Nations?", ("Canada",)),
+    ("Is it true that staring at the prospect of losing the team, the state agreed to fund the arena?", ("state",)),
     ("Are Various trees claimed to be the apple tree?", ("various", "trees")),  # a quantifier is not a name
     # controls: a pronoun or "there" names nothing; a question of another shape has no yes/no subject
     ("Is it true that he won the prize?", ()), ("Was she married?", ()), ("Are there otters in Chile?", ()), ("Who was Newton?", ()),

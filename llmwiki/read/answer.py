@@ -356,7 +356,7 @@ def _does_not_say(workspace: Workspace, question: str, candidates: Sequence[_Can
     best_passage = max(share(f"{passage} {referent}") for passage, referent in {(candidate.passage, candidate.referent) for candidate in candidates})
     min_sentence, min_passage = policy.min_shares_about_title if names_a_title(question, {candidate.referent for candidate in candidates}) else policy.min_shares_else
     if max(sentence_shares) < min_sentence or best_passage < min_passage:
-        missing = [word for word in content_words(question) if stem(word) not in held]
+        missing = [word for word in content_words(without_truth_frame(question)) if stem(word) not in held]  # not "true"
         return "no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""), [], words
     return None, [value >= min_sentence for value in sentence_shares], words
 

@@ -248,20 +248,25 @@ def named_elsewhere(sentence: str) -> tuple[str, ...] | None:
     return tuple(doc[index].text for index in sorted(held) if doc[index].dep_ != "agent")
 
 
+# What a statement may open with before its subject: a prepositional phrase, an adverb, a clause of its own.
+_ADJUNCTS = frozenset({"prep", "advmod", "npadvmod", "advcl"})
+
+
 def subject_after_adjunct(statement: str) -> tuple[str, ...] | None:
-    """The subject of a statement that opens with an adjunct, a preposition or an adverb before its subject ("On
-    March 1, 2017 Powell was named ...", "Instead of attending his local school, Lecque decided ...", "In 2018, the
-    film was selected ..."): a name as written (its compounds with it: ("Powell",)), else the head noun lower-cased
+    """The subject of a statement that opens with an adjunct before its subject, a prepositional phrase, an adverb or
+    a clause ("On March 1, 2017 Powell was named ...", "Instead of attending his local school, Lecque decided ...",
+    "Staring at the prospect of losing the team, the state agreed ..."): a name as written (its compounds with it: ("Powell",)), else the head noun lower-cased
     with the nouns and adjectives compounded into it (("film",)); () for a pronoun ("In November 2013, she was ...");
     None when the statement opens otherwise, has no nominal subject, or without a pipeline."""
     if pipeline() is None:
         return None
     doc = _parsed(statement)
-    if not len(doc) or doc[0].pos_ not in ("ADP", "ADV", "SCONJ"):
-        return None
     roots = [token for token in doc if token.dep_ == "ROOT"]
-    subjects = [child for child in roots[0].children if child.dep_ in ("nsubj", "nsubjpass")] if roots else []
-    if not subjects:
+    if not len(doc) or len(roots) != 1:
+        return None
+    opener = next((token for token in (doc[0], *doc[0].ancestors) if token.head == roots[0] and token != roots[0]), None)  # the root's child the first word hangs from
+    subjects = [child for child in roots[0].children if child.dep_ in ("nsubj", "nsubjpass")]
+    if opener is None or opener.dep_ not in _ADJUNCTS or not subjects or subjects[0].i < opener.i:
         return None
     subject = subjects[0]
     if subject.pos_ == "PRON":
