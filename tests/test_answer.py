@@ -165,6 +165,13 @@ def with_sources(workspace, **texts: str):
     return workspace
 
 
+# Two pages that each say "a border with Norway": "it" in a question could be either country.
+NORWAYS_NEIGHBOURS = {
+    "finland": "# Finland\n\nFinland has a long border with Norway in the far north. Finland joined the European Union in 1995.\n",
+    "sweden": "# Sweden\n\nSweden has a border with Norway along the mountains in the west. Sweden is a constitutional monarchy.\n",
+}
+
+
 def ask_by_hand(workspace, question: str):
     """The extractive answer with the hand ranking alone: no model beyond the verifier."""
     return answer_question(workspace, question, services=services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None))
@@ -568,9 +575,7 @@ def test_a_model_verdict_stands_only_on_a_cited_passage_about_the_subject(wiki):
 
 
 def test_a_model_is_not_asked_a_yes_or_no_about_it_when_the_passages_are_about_different_things(workspace):
-    with_sources(workspace,
-                 finland="# Finland\n\nFinland has a long border with Norway in the far north. Finland joined the European Union in 1995.\n",
-                 sweden="# Sweden\n\nSweden has a border with Norway along the mountains in the west. Sweden is a constitutional monarchy.\n")
+    with_sources(workspace, **NORWAYS_NEIGHBOURS)
     with StubServer([Reply(content="Yes, it has a border with Norway.")]) as server:
         vague = answer_question(workspace, "Does it have a border with Norway?", services=services_for(workspace, backend=stub_backend(server)))
         asked_vague = len(server.requests)
@@ -666,9 +671,7 @@ def test_a_yes_or_no_needs_the_subject_in_what_the_sentence_is_about_not_in_a_mo
 
 
 def test_a_yes_or_no_about_it_or_they_asks_what_is_meant_when_the_passages_are_about_different_things(workspace):
-    with_sources(workspace,
-                 finland="# Finland\n\nFinland has a long border with Norway in the far north. Finland joined the European Union in 1995.\n",
-                 sweden="# Sweden\n\nSweden has a border with Norway along the mountains in the west. Sweden is a constitutional monarchy.\n")
+    with_sources(workspace, **NORWAYS_NEIGHBOURS)
     # The question names Norway, not what borders it; the two pages that say "border with Norway" are about two countries
     vague = ask_by_hand(workspace, "Does it have a border with Norway?")
     assert vague.refused and vague.verdict is None and 'says "it" without saying who or what' in vague.text and "Finland and Sweden" in vague.text.replace("Sweden and Finland", "Finland and Sweden")

@@ -567,6 +567,7 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
     about does too (``parsing.named_elsewhere``). A yes or a no about Nairobi is decided by a sentence on Nairobi, not by
     the best-ranked sentence of a passage that mentions it in passing. All of them when the question's subject is a
     pronoun. Read in order and stopped at ``limit``: showing a sentence may parse the text before it."""
+    named = {stem(word) for word in [word for word in tokens(" ".join(subject)) if len(word) >= 3] or tokens(" ".join(subject))}  # "U.S." as written
     found = []
     for candidate in ranked:
         if limit is not None and len(found) >= limit:
@@ -575,10 +576,8 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
         if not names_subject(subject, text, title=_title_for_subject(candidate.referent, text)):
             continue
         arguments = parsing.named_elsewhere(candidate.sentence if candidate.antecedent else debracket(text)) if subject else None
-        if arguments is not None:  # "Goannas ... pose a danger to smaller kangaroo species" names kangaroos, but is about goannas
-            named = [word for word in tokens(" ".join(subject)) if len(word) >= 3] or tokens(" ".join(subject))  # "U.S." as written
-            if not {stem(word) for word in named} & {stem(word) for word in tokens(" ".join(arguments))}:
-                continue
+        if arguments is not None and not named & {stem(word) for word in tokens(" ".join(arguments))}:
+            continue  # "Goannas ... pose a danger to smaller kangaroo species" names kangaroos, but is about goannas
         found.append(candidate)
     return found
 

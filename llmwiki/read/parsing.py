@@ -191,6 +191,12 @@ def expletive_it(sentence: str) -> bool | None:
                                     for clause in [*head.children, *(grand for adjective in adjectives for grand in adjective.children)])
 
 
+def _with_compounds(noun) -> tuple[str, ...]:
+    """A head noun with the nouns and adjectives compounded into it before it, lower-cased: ("polar", "bear")."""
+    compounds = [child.lower_ for child in noun.children if child.dep_ in ("compound", "amod") and child.i < noun.i and child.pos_ in ("NOUN", "PROPN", "ADJ")]
+    return (*compounds, noun.lower_)
+
+
 def subject_head(text: str) -> tuple[str, ...] | None:
     """The head noun of the text's subject with the nouns compounded into it, lower-cased ("Does a polar bear
     live in the Arctic?" -> ("polar", "bear"); "Elephants are mammals." -> ("elephants",)): the first nominal
@@ -199,8 +205,7 @@ def subject_head(text: str) -> tuple[str, ...] | None:
         return None
     for token in _parsed(text):
         if token.dep_ in ("nsubj", "nsubjpass") and token.pos_ in ("NOUN", "PROPN") and token.lower_ not in OPENING_PRONOUNS:
-            compounds = [child.lower_ for child in token.children if child.dep_ in ("compound", "amod") and child.i < token.i and child.pos_ in ("NOUN", "PROPN", "ADJ")]
-            return (*compounds, token.lower_)
+            return _with_compounds(token)
     return None
 
 
@@ -275,5 +280,4 @@ def subject_after_adjunct(statement: str) -> tuple[str, ...] | None:
         return tuple(token.text for token in doc[subject.left_edge.i: subject.i + 1] if token.pos_ == "PROPN")
     if subject.pos_ != "NOUN":
         return None
-    compounds = [child.lower_ for child in subject.children if child.dep_ in ("compound", "amod") and child.i < subject.i and child.pos_ in ("NOUN", "PROPN", "ADJ")]
-    return (*compounds, subject.lower_)
+    return _with_compounds(subject)

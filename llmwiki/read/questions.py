@@ -278,6 +278,17 @@ def negated_statement(question: str) -> str | None:
     return _sentence([*subject, auxiliary, "not", *remainder])
 
 
+def _past_auxiliary(question: str) -> tuple[str, bool, list[str]] | None:
+    """(the question without a truth frame, whether it had one, its words past the opening auxiliary or the frame, as
+    written, quotes and brackets stripped); None when it neither opens with an auxiliary nor is framed."""
+    statement = without_truth_frame(question)
+    framed = statement != question.strip()
+    words = [word.strip(",;:\"“”()") for word in statement.rstrip("?").split()]
+    if not framed and (not words or words[0].lower() not in AUXILIARIES):
+        return None
+    return statement, framed, [word for word in words[0 if framed else 1:] if word]
+
+
 def question_subject(question: str) -> tuple[str, ...]:
     """What a yes/no question is about: the words a sentence (or its document's title) must name before its yes or
     no counts. The names it opens with after the auxiliary and any determiner, as written ("Is the Giant Panda a
@@ -286,12 +297,9 @@ def question_subject(question: str) -> tuple[str, ...]:
     word); () when its subject is a pronoun ("Was he ...?": who is meant is settled elsewhere) or "there", or the
     question is not of a yes/no question's shape. "Is it true that S?" is about the subject of S, read from the parse
     where S opens with an adjunct ("Is it true that on March 1, 2017 Powell was named ...?" -> ("Powell",))."""
-    statement = without_truth_frame(question)
-    words = [word.strip(",;:\"“”()") for word in statement.rstrip("?").split()]
-    framed = statement != question.strip()
-    if not framed and (not words or words[0].lower() not in AUXILIARIES):
+    if (past := _past_auxiliary(question)) is None:
         return ()
-    words = [word for word in words[0 if framed else 1:] if word]
+    statement, framed, words = past
     if framed and (after := parsing.subject_after_adjunct(statement)) is not None:
         return after  # "Is it true that on March 1, 2017 Powell was named ...?" is about Powell, not "On March"
     while words and words[0].lower() in _LEADING:
@@ -319,17 +327,15 @@ def pronoun_subject(question: str) -> str | None:
     "it", "Is it true that they ...?" -> "they"), which only the page or conversation it was asked beside can say who
     or what is, whatever else the question names; None when its subject is named, or for an "it" that stands for
     nothing ("Is it possible that there are more than 350,000 species?")."""
-    statement = without_truth_frame(question)
-    framed = statement != question.strip()
-    words = [word.strip(",;:\"“”()").lower() for word in statement.rstrip("?").split()]
-    if not framed and (not words or words[0] not in AUXILIARIES):
+    if (past := _past_auxiliary(question)) is None:
         return None
-    words = [word for word in words[0 if framed else 1:] if word]
-    if not words or words[0] not in PERSONAL_PRONOUNS or words[0] in POSSESSIVE_PRONOUNS:
+    statement, framed, words = past
+    pronoun = words[0].lower() if words else ""
+    if pronoun not in PERSONAL_PRONOUNS or pronoun in POSSESSIVE_PRONOUNS:
         return None
-    if words[0] == "it" and parsing.expletive_it(to_statement(statement if framed else question)):
+    if pronoun == "it" and parsing.expletive_it(to_statement(statement if framed else question)):
         return None
-    return words[0]
+    return pronoun
 
 
 # What leads a subject phrase without being its name or head: "Are Various trees claimed to be ...?" is about trees.
