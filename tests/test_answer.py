@@ -690,3 +690,46 @@ def test_a_sentence_about_someone_else_denies_nothing(workspace):
     assert elsewhere.verdict is None and not elsewhere.text.startswith(("No", "Yes"))
     control = ask_by_hand(workspace, "Did Canada join the League of Nations?")
     assert control.verdict == "yes" and "Canada joined the League of Nations" in control.text
+
+
+def test_a_heading_or_a_list_item_takes_no_place_among_the_sentences_a_verdict_reads(workspace, monkeypatch):
+    see_also = "Wilson, then thirtieth President of the United States\n\nUnited States presidential election, 1912\n"  # lines without a verb
+    with_sources(workspace, wilson=f"# Woodrow Wilson\n\nThomas Woodrow Wilson was the twenty-eighth President of the United States.\n\n{see_also}")
+    no = ask_by_hand(workspace, "Was Woodrow Wilson the thirtieth President of the United States?")
+    assert no.verdict == "no" and "twenty-eighth President" in no.text  # the one sentence that says which President
+    with_sources(workspace, wilson=f"# Woodrow Wilson\n\nWoodrow Wilson taught at Princeton.\n\n{see_also}")
+    listed = ask_by_hand(workspace, "Was Woodrow Wilson the thirtieth President of the United States?")  # the lines assert nothing of him
+    assert listed.verdict is None and not listed.text.startswith("Yes")
+    from llmwiki.read import parsing
+
+    monkeypatch.setattr(parsing, "states_something", lambda text: None)  # control: the rule off, as without a parser
+    assert ask_by_hand(workspace, "Was Woodrow Wilson the thirtieth President of the United States?").verdict == "yes"  # the line read as a sentence on him
+
+
+def test_a_sentence_that_only_lacks_a_fact_does_not_outweigh_one_that_states_it(workspace):
+    with_sources(workspace,
+                 adams=("# John Adams\n\nThe John Adams Library in Boston holds the personal collection of Adams. "
+                        "Young Adams went to Harvard College at age sixteen.\n"),
+                 kangaroo=("# Kangaroo\n\nKangaroos have few natural predators. "
+                           "The Thylacine was once a major natural predator of the kangaroo and is now extinct.\n"))
+    yes = ask_by_hand(workspace, "Did John Adams go to Harvard?")  # the library names him as often, and is silent on Harvard
+    assert yes.verdict == "yes" and "went to Harvard College" in yes.text
+    no = ask_by_hand(workspace, "Do kangaroos have many natural predators?")  # control: one as close that says otherwise still decides
+    assert no.verdict == "no" and "few natural predators" in no.text
+
+
+def test_a_no_needs_a_sentence_that_says_what_the_statement_says_besides_its_names(workspace):
+    with_sources(workspace, qatar="# Qatar\n\nWomen can legally drive in Qatar, whereas they may not in Saudi Arabia.\n")
+    names_only = ask_by_hand(workspace, "Is Qatar bordered by Saudi Arabia to the south?")  # a negation, the names, nothing on borders
+    assert names_only.verdict is None and not names_only.text.startswith("No")
+    with_sources(workspace, qatar="# Qatar\n\nQatar is bordered by Saudi Arabia to the south and by the Persian Gulf elsewhere.\n")
+    no = ask_by_hand(workspace, "Is Qatar bordered by Saudi Arabia to the north?")  # control: a sentence on its border says otherwise
+    assert no.verdict == "no" and "to the south" in no.text
+
+
+def test_a_yes_needs_the_model_where_the_sentence_puts_another_word_in_the_statements_place(workspace):
+    with_sources(workspace, indonesia="# Indonesia\n\nIndonesia is a republic with a presidential system. Jakarta is its capital.\n")
+    other_word = ask_by_hand(workspace, "Is Indonesia a monarchy with a presidential system?")  # every word but one, and another in its place
+    assert other_word.verdict != "yes" and not other_word.text.startswith("Yes")
+    control = ask_by_hand(workspace, "Is Indonesia a republic with a presidential system?")
+    assert control.verdict == "yes" and "a republic with a presidential system" in control.text

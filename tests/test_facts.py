@@ -74,6 +74,16 @@ def test_an_ordinal_in_the_same_slot_is_a_changed_number_but_first_elsewhere_is_
     assert not check_facts("Lincoln was the sixteenth President of the United States.", evidence).failed
 
 
+def test_a_common_word_the_evidence_has_another_in_the_slot_of_is_recorded_beside_names_and_numbers():
+    replaced = check_facts("Indonesia is a monarchy with a presidential system.", ["Indonesia is a republic with a presidential system."])
+    assert replaced.replaced_words == (("monarchy", "republic"),) and not replaced.failed  # neither a name nor a number: the model decides
+    # Controls: the same words, and a word the evidence leaves out without another in its place
+    assert check_facts("Indonesia is a republic with a presidential system.", ["Indonesia is a republic with a presidential system."]).replaced_words == ()
+    assert check_facts("Indonesia is a large republic.", ["Indonesia is a republic with a presidential system."]).replaced_words == ()
+    # a name or a number in another's slot is told as one already, not twice
+    assert check_facts("France ceded its colonies in Asia in 1763.", ["France ceded its colonies in Canada in 1763."]).replaced_words == ()
+
+
 def test_a_fact_the_evidence_states_otherwise_contradicts_and_one_it_leaves_out_does_not():
     evidence = ["In the Council Position 8 race, Mosqueda got 62 percent of the vote in Tuesday's count."]
     silent = check_facts("Mosqueda won the Council Position 8 race in 2017.", evidence)

@@ -228,6 +228,16 @@ def test_what_a_sentence_is_about_leaves_out_the_words_its_modifiers_hold():
     assert parsing.named_elsewhere("It was completed in November 2000.") is None
 
 
+def test_a_heading_a_list_item_or_a_caption_states_nothing():
+    for fragment in ("Wilson, then president of United States", "Treaty of Paris (1783)", "*Hairy-nosed otter (Lutra sumatrana)",
+                     "Indonesian presidential election, 2004", "* USS Woodrow Wilson (SSBN-624) (An USN SSBN named after President Wilson.)"):
+        assert parsing.states_something(fragment) is False, fragment
+    # Controls: a finite verb, a modal, or a sentence's full stop where the tagger reads the verb as a noun ("rules")
+    for sentence in ("Young Adams went to Harvard College at age sixteen (in 1751).", "Otters can swim", "Males weigh 300 kg",
+                     "The State Court rules on the conformity of laws with the constitution."):
+        assert parsing.states_something(sentence) is True, sentence
+
+
 def test_they_is_the_plural_subject_of_the_sentence_before():
     assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
     before = "The harbour was built in 1850. The Tide Runners were a rowing club that met on Sundays."

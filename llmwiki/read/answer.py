@@ -426,12 +426,17 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
         score = calibration.score(sentence_features([(float(row[0]), float(row[2]), check)]))
         judged.append(_Judged(score, float(row[0]), float(row[2]), check, candidate, premise))
     best = max(judged, key=lambda item: item.score)
-    closest = max(judged, key=lambda item: item.check.coverage)
+    closest = max(judged, key=lambda item: (item.check.coverage, item.check.contradicted))  # of those that hold as many words, one that says otherwise
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
-    # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator.
-    opposed = closest.check.failed and closest.check.coverage >= best.check.coverage
+    # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator. One
+    # that holds as many and only lacks a fact does not: "The John Adams Library ... contains Adams's personal
+    # collection" (no Harvard) decides nothing against "Young Adams went to Harvard College".
+    opposed = closest.check.contradicted and closest.check.coverage >= best.check.coverage or closest.check.failed and closest.check.coverage > best.check.coverage
     relation = _relation(statement, subject, best.check)
-    if best.score >= policy.yes_threshold and not opposed and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
+    # A sentence that puts another word in the place of one of the statement's ("Indonesia is a republic with a
+    # presidential system" for "a monarchy with ...") holds its other words: only the model can say the two agree.
+    replaced = bool(best.check.replaced_words) and best.entailment < policy.yes_threshold
+    if best.score >= policy.yes_threshold and not opposed and not replaced and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
         # Probed where the two read differently: a negated statement against a sentence whose clause on it holds no
         # negation, or the other way round. Where both negate it ("The scientific community did not reserve great
         # attention ..."), the sentence says what the statement says and the model's missed "not" decides nothing.
@@ -511,9 +516,15 @@ def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candid
     ``policy.no_relation_share`` of the statement's other words (past its subject and the names and numbers the
     sentence lacks) stand in the sentence or its document's title. "English and French are the official
     languages" speaks to "Canada's official language is Zulu" (official, language); "Though Theodore Roosevelt
-    considered the large timber wolves ..." does not speak to "Theodore Roosevelt went to Harvard"."""
+    considered the large timber wolves ..." does not speak to "Theodore Roosevelt went to Harvard". The same share of
+    what it says besides names and numbers must stand there too, where it says anything besides them."""
     relation = _relation(statement, subject, check)
-    return bool(relation) and _holds_relation(relation, _about_text(candidate), policy)
+    if not relation or not _holds_relation(relation, _about_text(candidate), policy):
+        return False
+    # What it says besides the names it relates: "Women can legally drive in Qatar, whereas they may not in Saudi
+    # Arabia" names Saudi Arabia but says nothing of "Qatar is bordered by Saudi Arabia to the south".
+    said = relation - {stem(word) for word in tokens(statement) if word[:1].isupper() or word[:1].isdigit()}
+    return not said or _holds_relation(said, _about_text(candidate), policy)
 
 
 def _title_for_subject(title: str, shown_text: str) -> str:
@@ -564,7 +575,8 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
     """The first ``limit`` candidates (all by default) about what a yes/no question names (``questions.question_subject``),
     in order: the sentence as the answer shows it (an opening pronoun resolved, after the sentence it points back at)
     or its document's title names the subject, and where the sentence's main subject names something else, what it is
-    about does too (``parsing.named_elsewhere``). A yes or a no about Nairobi is decided by a sentence on Nairobi, not by
+    about does too (``parsing.named_elsewhere``), and it is a clause, not a heading or a list item
+    (``parsing.states_something``): those take the places of sentences that say something. A yes or a no about Nairobi is decided by a sentence on Nairobi, not by
     the best-ranked sentence of a passage that mentions it in passing. All of them when the question's subject is a
     pronoun. Read in order and stopped at ``limit``: showing a sentence may parse the text before it."""
     named = {stem(word) for word in [word for word in tokens(" ".join(subject)) if len(word) >= 3] or tokens(" ".join(subject))}  # "U.S." as written
@@ -575,6 +587,8 @@ def _about(ranked: Sequence[_Candidate], subject: Sequence[str], *, limit: int |
         text = shown(candidate)
         if not names_subject(subject, text, title=_title_for_subject(candidate.referent, text)):
             continue
+        if parsing.states_something(candidate.sentence) is False:
+            continue  # a heading, a list item or a caption ("Wilson, then president of United States") asserts nothing
         arguments = parsing.named_elsewhere(candidate.sentence if candidate.antecedent else debracket(text)) if subject else None
         if arguments is not None and not named & {stem(word) for word in tokens(" ".join(arguments))}:
             continue  # "Goannas ... pose a danger to smaller kangaroo species" names kangaroos, but is about goannas

@@ -281,3 +281,18 @@ def subject_after_adjunct(statement: str) -> tuple[str, ...] | None:
     if subject.pos_ != "NOUN":
         return None
     return _with_compounds(subject)
+
+
+_FULL_STOP = re.compile(r"[.!?][\"'”’]?$")
+
+
+def states_something(text: str) -> bool | None:
+    """Whether the text is a sentence that can say something is or is not so: it holds a finite verb ("Thomas Woodrow
+    Wilson ... was the twenty-eighth President") or ends as a sentence does (the tagger reads "rules" in "The State
+    Court rules on the conformity of laws." as a noun). A heading, a list item or a caption does neither: "Wilson,
+    then president of United States", "Treaty of Paris (1783)", "*Hairy-nosed otter (Lutra sumatrana)", "USS Woodrow
+    Wilson (An USN SSBN named after President Wilson.)". None without a pipeline."""
+    if pipeline() is None:
+        return None
+    text = text.strip()
+    return bool(_FULL_STOP.search(text)) or any("Fin" in token.morph.get("VerbForm") or token.tag_ == "MD" for token in _parsed(text))

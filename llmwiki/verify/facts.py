@@ -206,6 +206,7 @@ class FactCheck:
     missing_words: tuple[str, ...] = field(default=())  # other content words the anchor lacks (paraphrase or change)
     unrivalled_numbers: tuple[str, ...] = field(default=())  # missing numbers the anchor states no other number of their kind in place of
     unrivalled_names: tuple[str, ...] = field(default=())  # missing names the anchor has no other word in the slot of
+    replaced_words: tuple[tuple[str, str], ...] = field(default=())  # (the sentence's word, the anchor's) for other content words the anchor has another word in the slot of: "monarchy" where it says "republic"
 
     @property
     def contradicted(self) -> bool:
@@ -355,4 +356,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         unrivalled_numbers=unrivalled,
         unrivalled_names=tuple(name for index, name in claim_names if name in missing_names and index not in substituted),
         missing_words=tuple(dict.fromkeys(word for word in missing if word.lower() not in flagged and _number(word) is None)),
+        replaced_words=tuple((claim_words[index], other) for index, other in substituted.items()
+                             if claim_words[index] in missing and claim_words[index].lower() not in flagged and _number(claim_words[index]) is None
+                             and index not in name_positions),
     )
