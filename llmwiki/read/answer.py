@@ -73,6 +73,7 @@ from llmwiki.read.search import preview, search
 from llmwiki.read.select import Selection, read_wiki_page, select
 from llmwiki.text import DEMONSTRATIVES, DETERMINERS, NEGATIONS, PERSONAL_PRONOUNS, alternation, stem, tokens
 from llmwiki.verify.facts import FactCheck, name_words
+from llmwiki.verify.lexicon import default_lexicon
 from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
@@ -544,8 +545,11 @@ def _about_text(candidate: _Candidate) -> str:
 
 
 def _holds_relation(relation: set[str], text: str, policy: AnswerPolicy = ANSWER_POLICY) -> bool:
-    """Whether the text holds ``policy.no_relation_share`` of the stems a statement says of its subject (``_relation``)."""
-    return len(relation & {stem(word) for word in tokens(text)}) >= policy.no_relation_share * len(relation)
+    """Whether the text holds ``policy.no_relation_share`` of the stems a statement says of its subject (``_relation``),
+    an irregular form standing for its base form: "He won the 1903 Nobel Prize" holds "win"."""
+    lexicon = default_lexicon()
+    forms = {form for word in tokens(text) for form in (lexicon.base_forms(word) if lexicon is not None else (word,))}
+    return len(relation & {stem(form) for form in forms}) >= policy.no_relation_share * len(relation)
 
 
 # Where a sentence's clauses part: a negation beyond them is about something else ("An elephant is a good swimmer, but it
