@@ -51,6 +51,20 @@ def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Is the leopard of the Felidae family?") == "The leopard is of the Felidae family."  # control: "family" is not what is said
 
 
+def test_a_passive_or_a_copular_question_keeps_its_subject_whole():
+    assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
+    # the participle a parse hangs on the subject is the passive's verb, not part of the subject
+    assert to_statement("Was the bridge built in 1900?") == "The bridge was built in 1900."
+    assert to_statement("Is the Eiffel Tower made of iron?") == "The Eiffel Tower is made of iron."
+    # two noun phrases and no parsed subject: the first, with what "of" or "and" adds to it
+    assert to_statement("Are adult ducks fast fliers?") == "Adult ducks are fast fliers."
+    assert to_statement("Are certain species of beetles considered pests?") == "Certain species of beetles are considered pests."
+    # control: an "of" phrase that takes in the rest is no subject; the name after "of" belongs to it
+    assert to_statement("Is an official language of Canada German?") == "An official language of Canada is German."
+    # control: where the opening auxiliary serves a later verb, a participle on the subject stays in it
+    assert to_statement("Has the bridge built in 1900 collapsed?") == "The bridge built in 1900 has collapsed."
+
+
 def test_a_subject_without_a_name_is_found_by_the_parse(monkeypatch):
     assert parsing.pipeline() is not None, "spaCy's en_core_web_sm is a dependency (pyproject.toml)"
     assert to_statement("Is polar bear a mammal?") == "Polar bear is a mammal."

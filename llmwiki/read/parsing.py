@@ -91,8 +91,27 @@ def subject_end(question: str) -> int | None:
     verb = parsed[0] if parsed[0].dep_ == "ROOT" else parsed[0].head
     subjects = [token for token in verb.children if token.dep_ in ("nsubj", "nsubjpass", "expl", "csubj") and token.i > 0]
     if not subjects:
-        return None
+        # A copular question read as two noun phrases and no subject ("Are adult ducks fast fliers?": ducks as
+        # "attr"): the first phrase, where it opens the question's words and something follows it.
+        chunks = [chunk for chunk in parsed.noun_chunks if chunk.start == 1 and chunk.end < len(parsed) - 1]
+        if parsed[0].dep_ != "ROOT" or parsed[0].lower_ not in FORMS_OF_BE or not chunks:
+            return None
+        edge = chunks[0][-1]
+        for child in chunks[0].root.rights:  # with what "of" or "and" adds to it: "certain species of beetles", "languages and dialects"
+            if child.i <= edge.i:
+                continue
+            if not (child.dep_ == "prep" and child.lower_ == "of" or child.dep_ in ("cc", "conj")):
+                break
+            if child.right_edge.i >= len(parsed) - 2:
+                return None  # it takes in the rest: "Is an official language of Canada German?" is read word by word
+            edge = child.right_edge
+        return len(question[: edge.idx + len(edge.text)].split())
     edge = subjects[0].right_edge
+    # An opening "was" or "is" as the root with a participle hung on the subject ("Was the bridge built in 1900?",
+    # "Is the Eiffel Tower made of iron?"): the participle is the passive's verb, not part of the subject.
+    participles = [child for child in subjects[0].rights if child.dep_ == "acl" and child.tag_ == "VBN"]
+    if verb.i == 0 and participles and participles[0].left_edge.i > subjects[0].i:
+        edge = parsed[participles[0].left_edge.i - 1]
     return len(question[: edge.idx + len(edge.text)].split())
 
 
