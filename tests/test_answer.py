@@ -733,3 +733,26 @@ def test_a_yes_needs_the_model_where_the_sentence_puts_another_word_in_the_state
     assert other_word.verdict != "yes" and not other_word.text.startswith("Yes")
     control = ask_by_hand(workspace, "Is Indonesia a republic with a presidential system?")
     assert control.verdict == "yes" and "a republic with a presidential system" in control.text
+
+
+class _Contradicting:
+    """The shipped verifier's name (and so its calibration) with every pair read as a contradiction: what a small NLI
+    model does with a sentence that leaves out the statement's year."""
+
+    def __init__(self, verifier):
+        self.name = verifier.name
+
+    def score(self, premises, hypotheses):
+        import numpy as np
+
+        return np.array([[0.02, 0.08, 0.90]] * len(premises))
+
+
+def test_the_models_contradiction_is_no_no_where_the_sentence_leaves_out_the_statements_year(workspace):
+    with_sources(workspace, mill="# Kelso Mill\n\nThe Kelso Mill was powered by water wheels on the river.\n")
+    shipped = services_for(workspace).verifier
+    services = services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None, verifier=_Contradicting(shipped))
+    silent = answer_question(workspace, "Was the Kelso Mill powered by steam in 1921?", services=services)
+    assert silent.verdict is None and silent.text.startswith("The sources do not settle this")
+    control = answer_question(workspace, "Was the Kelso Mill powered by steam?", services=services)  # every name and number there
+    assert control.verdict == "no" and "(the passage contradicts it)" in control.text

@@ -229,3 +229,11 @@ def test_a_word_that_fits_its_own_slot_is_not_taken_for_a_substitution():
     changed = check_facts("Volta was one of the founders of the Society of Pavia.", evidence)  # control: a changed name
     assert changed.failed and "Pavia" in changed.missing_names
     assert check_facts("Volta was the first president of the society.", ["Volta was the sixteenth president of the society."]).missing_numbers == ("first",)
+
+
+def test_a_short_span_of_years_reads_as_the_two_years_it_spans():
+    evidence = ["Full implementation of the name change will take place over the coming 2018-2019 academic year."]
+    same = check_facts("Full implementation of the name change is taking place during the 2018–19 academic year.", evidence)
+    assert not same.failed and same.anchor == evidence[0]  # "19" is 2019, and the anchor is the window as given
+    other = check_facts("Full implementation of the name change is taking place during the 2018–20 academic year.", evidence)
+    assert other.contradicted  # control: a span that ends in another year
