@@ -237,3 +237,10 @@ def test_a_short_span_of_years_reads_as_the_two_years_it_spans():
     assert not same.failed and same.anchor == evidence[0]  # "19" is 2019, and the anchor is the window as given
     other = check_facts("Full implementation of the name change is taking place during the 2018–20 academic year.", evidence)
     assert other.contradicted  # control: a span that ends in another year
+
+
+def test_a_name_that_ends_a_claim_is_rivalled_by_another_after_the_same_two_words():
+    other = check_facts("Becquerel was born in Lyon.", ["Becquerel was born in Paris on 15 December 1852."])
+    assert other.contradicted and other.missing_names == ("Lyon",) and other.unrivalled_names == ()
+    silent = check_facts("Becquerel was born in Lyon.", ["Becquerel was born into a family of scientists."])  # control: no name in its place
+    assert silent.missing_names == ("Lyon",) and silent.unrivalled_names == ("Lyon",) and not silent.contradicted

@@ -204,6 +204,18 @@ def _substitutions(claim_words: Sequence[str], anchor_words: Sequence[str]) -> d
     return found
 
 
+def _name_after_same_words(claim_words: Sequence[str], anchor_words: Sequence[str], index: int) -> bool:
+    """Whether the anchor has another name where the claim has the one at index, after the same two words: "born in
+    Paris on 15 December" against "born in Lyon" (``_substitutions`` asks for three of the four words either side,
+    which a name that ends the claim does not have)."""
+    if index < 2:
+        return False
+    before = [word.lower() for word in claim_words[index - 2: index]]
+    named = stem(claim_words[index])
+    return any([word.lower() for word in anchor_words[j - 2: j]] == before and anchor_words[j][:1].isupper()
+               and anchor_words[j].lower() not in STOPWORDS and stem(anchor_words[j]) != named for j in range(2, len(anchor_words)))
+
+
 @dataclass(frozen=True)
 class FactCheck:
     """What a sentence asserts that its anchor window lacks or opposes."""
@@ -369,7 +381,8 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         opposed=tuple(opposed), negation=negation,
         coverage=(len(content) - len(missing)) / len(content) if content else 1.0,
         unrivalled_numbers=unrivalled,
-        unrivalled_names=tuple(name for index, name in claim_names if name in missing_names and index not in substituted),
+        unrivalled_names=tuple(name for index, name in claim_names
+                               if name in missing_names and index not in substituted and not _name_after_same_words(claim_words, anchor_words, index)),
         missing_words=tuple(dict.fromkeys(word for word in missing if word.lower() not in flagged and _number(word) is None)),
         replaced_words=tuple((claim_words[index], other) for index, other in substituted.items()
                              if claim_words[index] in missing and claim_words[index].lower() not in flagged and _number(claim_words[index]) is None
