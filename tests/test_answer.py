@@ -748,13 +748,11 @@ class _Contradicting:
         return np.array([[0.02, 0.08, 0.90]] * len(premises))
 
 
-def test_the_models_contradiction_is_no_no_where_the_sentence_leaves_out_the_statements_year_or_name(workspace):
+def test_the_models_contradiction_is_no_no_where_the_sentence_leaves_out_the_statements_year(workspace):
     with_sources(workspace, mill="# Kelso Mill\n\nThe Kelso Mill was powered by water wheels on the river.\n")
     shipped = services_for(workspace).verifier
     services = services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None, verifier=_Contradicting(shipped))
     silent = answer_question(workspace, "Was the Kelso Mill powered by steam in 1921?", services=services)
     assert silent.verdict is None and silent.text.startswith("The sources do not settle this")
-    unnamed = answer_question(workspace, "Was the Kelso Mill powered by water wheels from Glasgow?", services=services)  # a name, none in its place
-    assert unnamed.verdict is None and unnamed.text.startswith("The sources do not settle this")
     control = answer_question(workspace, "Was the Kelso Mill powered by steam?", services=services)  # every name and number there
     assert control.verdict == "no" and "(the passage contradicts it)" in control.text

@@ -446,11 +446,12 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
             if denied >= policy.negation_entailment and denied > best.entailment:
                 return ExtractiveReply(f"No — {_quote(best.candidate)} (it supports \"{negation}\" better than the question's statement)", verdict="no")
         return ExtractiveReply(f"Yes — {_quote(best.candidate)}", verdict="yes")
-    # The model's contradiction alone is a "no" only where the sentence holds the statement's names and numbers: one
-    # that leaves a year or a name out, stating none in its place ("Upton noted the bill exempts private firearm
-    # transfers ..." for "In 2019 Upton supported a bill ..."), is silent on it, and the model reads the gap as a
-    # contradiction. One that states another in its place ("born in Paris" for "born in Lyon") is contradicted.
-    silent = bool(closest.check.unrivalled_numbers or closest.check.unrivalled_names)
+    # The model's contradiction alone is a "no" only where the sentence holds the statement's numbers: one that leaves
+    # a year out, stating none in its place ("Upton noted the bill exempts private firearm transfers ..." for "In 2019
+    # Upton supported a bill ..."), is silent on it, and the model reads the gap as a contradiction. A name is left to
+    # the model: a rival name need not stand in its slot ("English and French are the official languages" denies
+    # "Canada's official language is Zulu").
+    silent = bool(closest.check.unrivalled_numbers)
     if (closest.check.contradicted or closest.contradiction >= policy.no_contradiction and not silent) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
         why = closest.check.reason() if closest.check.contradicted else "; ".join(filter(None, ("the passage contradicts it", closest.check.reason())))
         return ExtractiveReply(f"No — {_quote(closest.candidate)} ({why})", verdict="no")
