@@ -155,6 +155,14 @@ def test_yes_no_questions_get_a_verdict_that_quotes_its_sentence(physics):
     assert all(citation.path == "sources/becquerel.md" for citation in yes.citations + no.citations)
 
 
+def test_a_yes_no_question_that_opens_with_an_adjunct_gets_a_verdict(physics):
+    services = services_for(physics, backend=ExtractiveBackend())
+    yes = answer_question(physics, "In 1896, did Becquerel discover radioactivity?", services=services)
+    assert yes.verdict == "yes" and "1896" in yes.text and yes.standalone_question == "Did Becquerel discover radioactivity in 1896?"
+    no = answer_question(physics, "In 1911, did Becquerel win the Nobel Prize?", services=services)  # control: the year otherwise
+    assert no.verdict == "no" and "1903" in no.text
+
+
 def with_sources(workspace, **texts: str):
     """The workspace with these sources (name=Markdown) ingested."""
     from llmwiki.publish.wiki import ingest_paths

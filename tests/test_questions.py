@@ -5,6 +5,7 @@ from hypothesis import assume, given, strategies as st
 
 from llmwiki.read import parsing
 from llmwiki.read.questions import (
+    adjunct_last,
     last_people,
     last_person,
     names_a_title,
@@ -49,6 +50,17 @@ def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Is the myth of Otter 's Ransom the starting point of the Volsunga saga?") == "The myth of Otter 's Ransom is the starting point of the Volsunga saga."
     assert to_statement("Is the name of the game chess?") == "The name is of the game chess."  # control: no name after "of", the head noun alone
     assert to_statement("Is the leopard of the Felidae family?") == "The leopard is of the Felidae family."  # control: "family" is not what is said
+
+
+def test_an_adjunct_before_a_yes_no_questions_auxiliary_moves_to_its_end():
+    assert adjunct_last("In 1900, was the bridge made of steel?") == "Was the bridge made of steel in 1900?"
+    assert adjunct_last("Before World War I, did Becquerel live in Paris?") == "Did Becquerel live in Paris before World War I?"
+    assert adjunct_last("So, is Paris the capital of France?") == "Is Paris the capital of France?"  # a word that says nothing goes
+    assert adjunct_last("According to Reader's Digest, is Finland best for living?") == "Is Finland best for living according to Reader's Digest?"
+    assert to_statement(adjunct_last("In 1900, was the bridge made of steel?")) == "The bridge was made of steel in 1900."
+    # controls: no auxiliary after the comma, or one that opens the question, leave it as it is
+    for question in ("Who, if anyone, was king?", "Was Paris, the capital, founded by Romans?", "In 1900, the bridge was made of steel?"):
+        assert adjunct_last(question) == question
 
 
 def test_a_passive_or_a_copular_question_keeps_its_subject_whole():

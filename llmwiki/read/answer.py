@@ -50,6 +50,7 @@ from llmwiki.tools import CHAT_TOOLS, ToolArgumentError, limit_argument, text_ar
 from llmwiki.read import parsing
 from llmwiki.read.questions import (
     QUESTION_FRAME,
+    adjunct_last,
     content_words,
     debracket,
     has_pronoun,
@@ -765,6 +766,7 @@ def answer_question(
     with tracer.span("ask", backend=backend.name) as span:
         standalone = condense(question, conversation, backend=backend, stopwords=index.stopwords, history_messages=settings.history_messages)
         standalone = _PTB_BRACKETS.sub(lambda match: _PTB[match.group()], standalone)  # text tokenised the Penn Treebank way
+        standalone = adjunct_last(standalone)  # "In 1900, was the bridge ...?" is a yes/no question: "Was the bridge ... in 1900?"
         read_as = tuple(index.corrections(standalone).items())  # a slip of the keyboard must not make the sources "not say"
         for word, term in read_as:
             standalone = re.sub(rf"\b{re.escape(word)}\b", lambda match, term=term: term.capitalize() if match.group()[:1].isupper() else term, standalone, flags=re.IGNORECASE)

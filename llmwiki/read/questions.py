@@ -84,12 +84,35 @@ QUESTION_FRAME = frozenset({"happen", "occur"})
 _FRAME_WORDS = re.compile(r"\b(happen(s|ed|ing)?|occur(s|red|ring)?|t(a|oo)ke?n? place)\b", re.IGNORECASE)
 
 
-_TRUTH_FRAME = re.compile(r"^(is|was) it (true|the case|correct) that\s+", re.IGNORECASE)
+_TRUTH_FRAME = re.compile(r"^(is|was) it (true|the case|correct) that,?\s+", re.IGNORECASE)
 
 
 def without_truth_frame(question: str) -> str:
     """"Is it true that otters eat urchins?" -> "otters eat urchins?": the frame asks nothing about "true"."""
     return _TRUTH_FRAME.sub("", question.strip())
+
+
+# A yes/no question that opens with an adjunct before its auxiliary: "In 1900, was the bridge made of steel?".
+_FRONTED = re.compile(r"^(?P<adjunct>[^,?]{2,80}?),\s+(?P<auxiliary>[A-Za-z]+)\b(?P<rest>[^?]*)\?\s*$")
+# Words that open a question without saying anything of it: "So, is it true ...?" is "Is it true ...?".
+_DISCOURSE = frozenset({"so", "well", "ok", "okay", "now", "then", "and", "but", "also", "yes", "no", "hey", "oh", "right", "actually", "honestly"})
+
+
+def adjunct_last(question: str) -> str:
+    """A yes/no question read from its auxiliary, an adjunct before it moved to its end ("In 1900, was the bridge made
+    of steel?" -> "Was the bridge made of steel in 1900?") or, where it is a word that says nothing ("So, is ..."),
+    dropped; any other question as it is. The statement it asks about then reads as a sentence."""
+    match = _FRONTED.match(question.strip())
+    if match is None or match.group("auxiliary").lower() not in AUXILIARIES or match.group("adjunct").split()[0].lower() in AUXILIARIES:
+        return question
+    adjunct, auxiliary, rest = match.group("adjunct").strip(), match.group("auxiliary"), match.group("rest").rstrip()
+    opened = f"{auxiliary[:1].upper()}{auxiliary[1:]}{rest}"
+    if adjunct.lower() in _DISCOURSE:
+        return f"{opened}?"
+    first, *others = adjunct.split()
+    if first.lower() in STOPWORDS or not others or not others[0][:1].isupper():  # "In 1900", "Today"; a name keeps its capitals ("Lake Geneva")
+        first = first.lower()
+    return f"{opened} {' '.join([first, *others])}?"
 
 
 def without_frame(question: str) -> str:
