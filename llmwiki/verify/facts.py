@@ -59,18 +59,6 @@ _ONES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven"
 _ONES_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9}
 _SCALES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "trillion": 1_000_000_000_000}
 # "one" and "first" are left out: "one of the", "the first to" are wording more often than facts.
-# A span of years written short: "2018–19" is 2018 to 2019 (a season, an academic or a fiscal year), never the number 19.
-_SHORT_SPAN = re.compile(r"\b(1[0-9]|20)(\d\d)(\s*[–—-]\s*)(\d\d)\b(?![.,]?\d)")
-
-
-def _full_spans(text: str) -> str:
-    """The text with each short span of years written out: "the 2018–19 academic year" -> "the 2018–2019 academic year"."""
-    def written_out(match: re.Match) -> str:
-        century, start, dash, end = match.groups()
-        return match.group(0) if int(end) <= int(start) else f"{century}{start}{dash}{century}{end}"
-    return _SHORT_SPAN.sub(written_out, text)
-
-
 def _number(token: str) -> str | None:
     match = _NUMBER.match(token)
     if match is None:
@@ -81,6 +69,18 @@ def _number(token: str) -> str | None:
     if digits.endswith(".0"):
         digits = digits[:-2]
     return digits
+
+
+# A span of years written short: "2018–19" is 2018 to 2019 (a season, an academic or a fiscal year), never the number 19.
+_SHORT_SPAN = re.compile(r"\b(1[0-9]|20)(\d\d)(\s*[–—-]\s*)(\d\d)\b(?![.,]?\d)")
+
+
+def _full_spans(text: str) -> str:
+    """The text with each short span of years written out: "the 2018–19 academic year" -> "the 2018–2019 academic year"."""
+    def written_out(match: re.Match) -> str:
+        century, start, dash, end = match.groups()
+        return match.group(0) if int(end) <= int(start) else f"{century}{start}{dash}{century}{end}"
+    return _SHORT_SPAN.sub(written_out, text)
 
 
 def _kind(value: str) -> str:
