@@ -229,7 +229,7 @@ class FactCheck:
     coverage: float = 1.0  # share of the sentence's content words found in the anchor
     missing_words: tuple[str, ...] = field(default=())  # other content words the anchor lacks (paraphrase or change)
     unrivalled_numbers: tuple[str, ...] = field(default=())  # missing numbers the anchor states no other number of their kind in place of
-    unrivalled_names: tuple[str, ...] = field(default=())  # missing names the anchor has no other word in the slot of
+    unrivalled_names: tuple[str, ...] = field(default=())  # missing names the anchor has no other word in the slot of, nor another name after the same two words
     replaced_words: tuple[tuple[str, str], ...] = field(default=())  # (the sentence's word, the anchor's) for other content words the anchor has another word in the slot of: "monarchy" where it says "republic"
 
     @property
@@ -287,7 +287,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     """
     if not windows:
         raise ValueError("check_facts needs at least one evidence window")
-    given = windows
+    as_given = windows  # the anchor is returned as the caller wrote it; the checks read "2018–19" as two years
     claim, windows = _full_spans(claim), [_full_spans(window) for window in windows]
     contexts = None if contexts is None else [_full_spans(context) for context in contexts]
     claim_words = tokens(claim)
@@ -377,7 +377,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         negation = "evidence"
     flagged = {word.lower() for word in (*missing_names, *missing_numbers)} | {word.lower() for word, _ in opposed}
     return FactCheck(
-        anchor=given[anchor_index], anchor_index=anchor_index, missing_names=missing_names, missing_numbers=missing_numbers,
+        anchor=as_given[anchor_index], anchor_index=anchor_index, missing_names=missing_names, missing_numbers=missing_numbers,
         opposed=tuple(opposed), negation=negation,
         coverage=(len(content) - len(missing)) / len(content) if content else 1.0,
         unrivalled_numbers=unrivalled,
