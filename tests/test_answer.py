@@ -735,6 +735,16 @@ def test_a_no_needs_a_sentence_that_says_what_the_statement_says_besides_its_nam
     assert no.verdict == "no" and "to the south" in no.text
 
 
+def test_an_irregular_verb_form_holds_its_base_forms_relation():
+    from llmwiki.read.answer import _holds_relation
+    from llmwiki.text import stem
+
+    relation = {stem("win")}
+    assert _holds_relation(relation, "He won the 1903 Nobel Prize in Physics.")  # "won" is read as "win"
+    assert not _holds_relation(relation, "He wanted the 1903 Nobel Prize in Physics.")  # control: another verb is not "win"
+    assert _holds_relation({stem("build"), stem("bridge")}, "The bridge was built in 1900.")  # "built" is "build"
+
+
 def test_a_yes_needs_the_model_where_the_sentence_puts_another_word_in_the_statements_place(workspace):
     with_sources(workspace, indonesia="# Indonesia\n\nIndonesia is a republic with a presidential system. Jakarta is its capital.\n")
     other_word = ask_by_hand(workspace, "Is Indonesia a monarchy with a presidential system?")  # every word but one, and another in its place

@@ -59,7 +59,7 @@ def test_an_adjunct_before_a_yes_no_questions_auxiliary_moves_to_its_end():
     assert adjunct_last("According to Reader's Digest, is Finland best for living?") == "Is Finland best for living according to Reader's Digest?"
     assert to_statement(adjunct_last("In 1900, was the bridge made of steel?")) == "The bridge was made of steel in 1900."
     # controls: no auxiliary after the comma, or one that opens the question, leave it as it is
-    for question in ("Who, if anyone, was king?", "Was Paris, the capital, founded by Romans?", "In 1900, the bridge was made of steel?"):
+    for question in ("Who, if anyone, was king?", "Was Paris, the capital, founded by Romans?", "In 1900, the bridge was made of steel?", "Did he, did he not, win the race?"):
         assert adjunct_last(question) == question
 
 
