@@ -645,12 +645,36 @@ def test_a_no_needs_a_sentence_that_states_the_fact_otherwise_not_one_that_leave
     assert other.verdict == "no" and "in 2015" in other.text
 
 
+def test_an_equally_close_sentence_with_another_year_does_not_outweigh_one_that_states_the_year(workspace):
+    with_sources(workspace, cleveland=("# Grover Cleveland\n\nCleveland won the presidency in the 1884 election with the support of reformers. "
+                                       "Cleveland was one of four men to win the popular vote in an election but lose the presidency, as Gore would in 2000.\n"))
+    yes = ask_by_hand(workspace, "Did Cleveland win the 1884 election?")  # the other year is another election's
+    assert yes.verdict == "yes" and "in the 1884 election" in yes.text
+    no = ask_by_hand(workspace, "Did Cleveland win the 1892 election?")  # control: no sentence states that year, each states another
+    assert no.verdict == "no"
+
+
 def test_a_comparison_is_read_both_ways(workspace):
     with_sources(workspace, brothers="# The Coolidge brothers\n\nCalvin was older than John by three years. John became a railway clerk in Boston.\n")
     reversed_ = ask_by_hand(workspace, "Was John older than Calvin?")  # an NLI model reads both orders as the same sentence
     assert reversed_.verdict == "no" and "(the other way round)" in reversed_.text
     control = ask_by_hand(workspace, "Was Calvin older than John?")
     assert control.verdict == "yes" and "Calvin was older than John" in control.text
+
+
+def test_a_comparison_is_settled_by_a_sentence_that_orders_its_two_sides(workspace):
+    with_sources(workspace, elephant=("# Elephant\n\nThe Sumatran elephant is considerably smaller than its Asian and African cousins. "
+                                      "The African is typically larger than the Asian and has a concave back.\n"))
+    yes = ask_by_hand(workspace, "Is an Asian elephant smaller than an African elephant?")  # the opposite comparative, the sides turned
+    assert yes.verdict == "yes" and "typically larger than the Asian" in yes.text
+    no = ask_by_hand(workspace, "Is an Asian elephant larger than an African elephant?")  # control: the same sentence, the statement turned
+    assert no.verdict == "no" and "typically larger than the Asian" in no.text and "the other way round" in no.text
+    from llmwiki.read.answer import _agreement
+
+    assert _agreement("Bulls are larger than cows.", "Cows are smaller than bulls.") == -1  # WordNet's opposite
+    assert _agreement("Bulls weigh more than cows.", "Bulls are larger than cows.") == 0  # another measure: left to the model
+    assert _agreement("Finland has more lakes than Sweden.", "Sweden has more forests than Finland.") == 0
+    assert _agreement("Finland has more lakes than Sweden.", "Sweden has fewer lakes than Finland.") == -1
 
 
 def test_a_comparison_with_any_verb_is_read_both_ways(workspace):

@@ -432,8 +432,13 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     # The sentence that holds most of the statement's words decides against a looser one: "Penguins have few
     # natural predators on land" answers "Do penguins have many predators?", not a sentence naming one predator. One
     # that holds as many and only lacks a fact does not: "The John Adams Library ... contains Adams's personal
-    # collection" (no Harvard) decides nothing against "Young Adams went to Harvard College".
-    opposed = closest.check.contradicted and closest.check.coverage >= best.check.coverage or closest.check.failed and closest.check.coverage > best.check.coverage
+    # collection" (no Harvard) decides nothing against "Young Adams went to Harvard College". Nor does one that holds
+    # as many and only puts another number in the place of the statement's, against one that states every fact as
+    # given: "Cleveland won the Presidency in the 1884 election" speaks of the event asked about, "... there would not
+    # be another such election until ... 2000" of another.
+    other_event = closest.check.coverage == best.check.coverage and _only_another_number(closest.check) and not best.check.failed
+    opposed = (closest.check.contradicted and closest.check.coverage >= best.check.coverage and not other_event
+               or closest.check.failed and closest.check.coverage > best.check.coverage)
     relation = _relation(statement, subject, best.check)
     # A sentence that puts another word in the place of one of the statement's ("Indonesia is a republic with a
     # presidential system" for "a monarchy with ...") holds its other words: only the model can say the two agree.
@@ -453,6 +458,8 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     # the model: a rival name need not stand in its slot ("English and French are the official languages" denies
     # "Canada's official language is Zulu").
     silent = bool(closest.check.unrivalled_numbers)
+    if other_event:
+        return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(best.candidate)}")
     if (closest.check.contradicted or closest.contradiction >= policy.no_contradiction and not silent) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
         why = closest.check.reason() if closest.check.contradicted else "; ".join(filter(None, ("the passage contradicts it", closest.check.reason())))
         return ExtractiveReply(f"No — {_quote(closest.candidate)} ({why})", verdict="no")
@@ -503,19 +510,62 @@ def _compared(statement: str, turned: str, reply: ExtractiveReply, ranked: Seque
 
 def _comparison_order(statement: str, text: str) -> int:
     """1 when the text compares the statement's two sides in its order ("A ... than ... B"), -1 when the other way
-    round ("B ... than ... A"), 0 when it does not say (no "than", or a side it does not name)."""
+    round ("B ... than ... A"), 0 when it does not say (no "than", or a side it does not name). A side is read by the
+    words that set it apart from the other ("Asian" and "African" in "An Asian elephant is smaller than an African
+    elephant"), each word by its stem ("males" is "male"), and only as far as the clause around "than" runs."""
     match = _COMPARISON.match(statement.strip())
-    words = [word.lower() for word in tokens(CITATION.sub("", text))]
+    words = [stem(word.lower()) for word in tokens(CITATION.sub("", text))]
     if match is None or "than" not in words:
         return 0
     than = words.index("than")
-    before, after = set(words[:than]), set(words[than + 1:])
-    first, second = ({word.lower() for word in content_words(match.group(side))} for side in ("a", "b"))
+    clause = [stem(word.lower()) for word in tokens(_CLAUSE_BREAK.split(CITATION.sub("", text).split(" than ", 1)[0])[-1])]
+    before, after = set(clause or words[:than]), set(words[than + 1:])
+    first, second = ({stem(word.lower()) for word in content_words(match.group(side))} for side in ("a", "b"))
+    first, second = (first - second or first), (second - first or second)
     if first and second and first & before and second & after and not (second & before) and not (first & after):
         return 1
     if first and second and second & before and first & after and not (first & before) and not (second & after):
         return -1
     return 0
+
+
+def _agreement(statement: str, text: str) -> int:
+    """1 when the text's first "than" follows the statement's comparative ("smaller" for "smaller", "more lakes" for
+    "more lakes"), -1 when it follows its opposite ("larger", "fewer lakes", by WordNet), 0 otherwise ("larger" for
+    "weigh more" is another measure)."""
+    match = _COMPARISON.match(statement.strip())
+    words = [word.lower() for word in tokens(CITATION.sub("", text))]
+    if match is None or "than" not in words:
+        return 0
+    ours = match.group("how").lower().split()
+    theirs = words[max(words.index("than") - len(ours), 0):words.index("than")]
+    if len(theirs) != len(ours) or [stem(word) for word in ours[1:]] != [stem(word) for word in theirs[1:]]:
+        return 0
+    if stem(ours[0]) == stem(theirs[0]):
+        return 1
+    lexicon = default_lexicon()
+    return -1 if lexicon is not None and lexicon.opposes(ours[0], theirs[0]) else 0
+
+
+def _ordered(statement: str, ranked: Sequence[_Candidate]) -> ExtractiveReply | None:
+    """A comparison settled by the best-ranked sentence that puts its two sides around "than" with the statement's
+    comparative or its opposite: "The Asian elephant is smaller than the African" answers "Is an Asian elephant
+    smaller than an African elephant?" yes, and "... larger than an African elephant?" no. None when no sentence
+    does: an NLI model barely tells the two orders apart, so such a sentence is read before the model is asked."""
+    match = _COMPARISON.match(statement.strip())
+    if match is None:
+        return None
+    shared = {stem(word.lower()) for word in content_words(match.group("a"))} & {stem(word.lower()) for word in content_words(match.group("b"))}
+    for candidate in ranked:
+        text = shown(candidate)
+        sign = _comparison_order(statement, text) * _agreement(statement, text)
+        held = {stem(word.lower()) for word in tokens(f"{text} {candidate.referent}")}
+        if sign == 0 or not shared <= held:  # "elephant": both sides' head, in the sentence or its title
+            continue
+        if sign > 0:
+            return ExtractiveReply(f"Yes — {_quote(candidate)}", verdict="yes")
+        return ExtractiveReply(f"No — {_quote(candidate)} (the other way round)", verdict="no")
+    return None
 
 
 def _speaks_to(statement: str, subject: Sequence[str], check, candidate: _Candidate, *, policy: AnswerPolicy = ANSWER_POLICY) -> bool:
@@ -544,6 +594,13 @@ def _title_for_subject(title: str, shown_text: str) -> str:
     if referent is not None and not {stem(word) for word in tokens(referent)} & {stem(word) for word in tokens(title)}:
         return ""
     return title
+
+
+def _only_another_number(check: FactCheck) -> bool:
+    """Whether all a sentence states otherwise is a number: another one of its kind in the place of one of the
+    statement's (a year for its year), no name, opposite or negation."""
+    return bool(set(check.missing_numbers) - set(check.unrivalled_numbers)) and not (
+        check.opposed or check.negation or set(check.missing_names) - set(check.unrivalled_names))
 
 
 def _about_text(candidate: _Candidate) -> str:
@@ -713,17 +770,19 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
         subject = question_subject(question)
+        statement = question_shape.statement or question
+        turned = converse(statement)
+        reply = _ordered(statement, ranked) if turned is not None else None  # "Is A older than B?": a sentence that orders them
         judged = _about(ranked, subject, limit=policy.yes_no_sentences)
-        if not judged:  # every sentence that matched is about something else: neither a yes nor a no
+        if not judged and reply is None:  # every sentence that matched is about something else: neither a yes nor a no
             reason = f"no selected sentence is about {' '.join(subject)}; the closest: \"{preview(ranked[0].sentence, 90)}\" ({ranked[0].referent})"
             return ExtractiveReply(table_text.strip()) if tables else ExtractiveReply(f"{NOT_SUPPORTED} ({reason}.)", refused=True)
-        statement = question_shape.statement or question
         verifier = services.verifier
-        reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject, negation=negated_statement(question),
-                        policy=policy)
-        turned = converse(statement)
-        if turned is not None and reply.verdict != "no":  # "Is A older than B?": read both ways
-            reply = _compared(statement, turned, reply, ranked, judged, verifier, names=names, policy=policy)
+        if reply is None:
+            reply = _yes_no(statement, judged[:policy.yes_no_sentences], verifier, names=names, subject=subject, negation=negated_statement(question),
+                            policy=policy)
+            if turned is not None and reply.verdict != "no":  # or the model's reading, both ways
+                reply = _compared(statement, turned, reply, ranked, judged, verifier, names=names, policy=policy)
         return ExtractiveReply(reply.text + table_text, verdict=reply.verdict)
     count = max(sentences, policy.listing_sentences) if question_shape.wants_more else sentences
     lead = next(index for index in order if may_lead[index])  # the best sentence holds the share, so one may lead
