@@ -297,6 +297,19 @@ def test_a_slip_of_a_common_word_is_read_as_the_english_word_the_sources_have(ph
     assert index.corrections("Did Becquerel study urainum?") == {"urainum": "uranium"}  # control, on this store too
 
 
+def test_a_slip_in_a_name_is_read_as_the_term_that_fits_the_rest_of_the_question(workspace):
+    from llmwiki.read.search import SearchIndex
+
+    with_sources(workspace,
+                 roosevelt="# Theodore Roosevelt\n\nTheodore Roosevelt was a member of the Republican Party and governor of New York.\n",
+                 **{f"physics{number}": f"# Physics {number}\n\nThe theory of heat was tested in laboratory {number}. Each theory had its critics.\n"
+                    for number in range(3)})
+    index = SearchIndex.for_store(workspace.store)
+    # "theory" is one slip from "Thedore" too, and in more chunks; "Roosevelt" and "Republican" stand beside "Theodore"
+    assert index.corrections("Was Thedore Roosevelt a Republican?") == {"thedore": "theodor"}
+    assert index.corrections("Was the Thedore tested in a laboratory?") == {"thedore": "theori"}  # control: the words beside "theory"
+
+
 def test_a_refusal_lists_the_question_s_missing_words_not_its_truth_frame(physics):
     framed = answer_question(physics, "Is it true that Becquerel painted purple sailboats at dawn?", services=services_for(physics, backend=ExtractiveBackend()))
     assert framed.refused and "sailboats" in framed.text and "true" not in framed.text.split("(", 1)[1]  # the frame asks nothing about "true"

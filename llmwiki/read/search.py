@@ -34,6 +34,7 @@ import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -163,9 +164,12 @@ def _capitalised_words(text: str) -> list[str]:
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 
 
-def _most_widespread(counts: dict[str, int]) -> str | None:
-    """The candidate the most searchable chunks hold (ties: the first alphabetically), or None when none holds any."""
-    best = min(counts, key=lambda known: (-counts[known], known), default=None)
+def _best_slip(counts: dict[str, int], beside: dict[str, float]) -> str | None:
+    """The candidate that fits the question best: the one whose chunks hold the question's other words beside it
+    (``beside``: {candidate: the summed rarity of the other words some chunk holds with it}), then the one the most
+    searchable chunks hold (ties: the first alphabetically); None when no chunk holds any. "Thedore" in a question
+    on Roosevelt is "Theodore", though "theory" is more widespread."""
+    best = min(counts, key=lambda known: (-beside.get(known, 0.0), -counts[known], known), default=None)
     return best if best is not None and counts[best] else None
 
 
@@ -512,6 +516,7 @@ class SearchIndex:
         term is most widespread ("poulation" -> "population").
         """
         snapshot = self._current()
+        rarity = {term: weight for term, weight in self.rarity(text).items() if self._frequency(snapshot, term)}
         corrected = {}
         # Names (capitalised after the first word) are read as the term one slip away; a common word only
         # when it is no English word: one the sources do not use ("savant") is more likely a real word than
@@ -522,17 +527,37 @@ class SearchIndex:
             terms = analyze(word, snapshot.stopwords)
             if not terms or self._frequency(snapshot, terms[0]):
                 continue
-            best = _most_widespread({candidate: self._frequency(snapshot, candidate) for candidate in snapshot.neighbours(terms[0])})
+            candidates = snapshot.neighbours(terms[0])
+            best = _best_slip({candidate: self._frequency(snapshot, candidate) for candidate in candidates}, self._beside(snapshot, candidates, rarity))
             if best is not None:
                 corrected[word] = best
         for word, candidates in slips_of_words(text, snapshot.stopwords).items():  # "poulation": read as the English word the store has most
             terms = analyze(word, snapshot.stopwords)
             if terms and self._frequency(snapshot, terms[0]):
                 continue
-            best = _most_widespread({known: self._frequency(snapshot, term) for known, term in candidates.items()})
+            beside = self._beside(snapshot, list(candidates.values()), rarity)
+            best = _best_slip({known: self._frequency(snapshot, term) for known, term in candidates.items()},
+                              {known: beside.get(term, 0.0) for known, term in candidates.items()})
             if best is not None:
                 corrected[word] = best
         return corrected
+
+    @staticmethod
+    def _chunks(snapshot: _Snapshot, term: str) -> np.ndarray:
+        row = snapshot.vocabulary.get(term)
+        if row is None:
+            return np.zeros(0, dtype=np.int32)
+        columns = snapshot.columns[snapshot.indptr[row]:snapshot.indptr[row + 1]]
+        return columns[snapshot.searchable[columns]]
+
+    def _beside(self, snapshot: _Snapshot, candidates: Sequence[str], rarity: dict[str, float]) -> dict[str, float]:
+        """{candidate: the summed rarity of the terms of ``rarity`` that share a searchable chunk with it}."""
+        others = {term: self._chunks(snapshot, term) for term in rarity}
+        beside = {}
+        for candidate in candidates:
+            chunks = self._chunks(snapshot, candidate)
+            beside[candidate] = sum(weight for term, weight in rarity.items() if term != candidate and np.intersect1d(chunks, others[term]).size)
+        return beside
 
     @staticmethod
     def _frequency(snapshot: _Snapshot, term: str) -> int:
@@ -677,19 +702,29 @@ class ServerSearch:
     def corrections(self, text: str) -> dict[str, str]:
         """As ``SearchIndex.corrections``, with the candidates' frequencies counted in the server."""
         corrected = {}
+        others = [word for word in dict.fromkeys(WORD.findall(text[:MAX_QUERY_CHARS].lower())) if analyze(word, self.stopwords)]
+        rarity = self.rarity(text)
+
+        def beside(lexemes: Sequence[str]) -> dict[str, float]:
+            shared = self.store.words_beside(lexemes, others)
+            return {lexeme: sum(rarity.get(analyze(word, self.stopwords)[0], 0.0) for word in words) for lexeme, words in shared.items()}
+
         for word in _capitalised_words(text):
             if len(word) < 5 or not word.isalpha() or word in self.stopwords:
                 continue
             terms = analyze(word, self.stopwords)
             if not terms or self.store.term_document_counts([word]).get(word):
                 continue
-            best = _most_widespread(self.store.lexeme_document_counts(sorted(one_slip(terms[0], _LETTERS | set(word)))))
+            counts = self.store.lexeme_document_counts(sorted(one_slip(terms[0], _LETTERS | set(word))))
+            best = _best_slip(counts, beside(sorted(counts)))
             if best is not None:
                 corrected[word] = best
         for word, candidates in slips_of_words(text, self.stopwords).items():
             if self.store.term_document_counts([word]).get(word):
                 continue
-            best = _most_widespread({known: count or 0 for known, count in self.store.term_document_counts(sorted(candidates)).items()})
+            counts = {known: count or 0 for known, count in self.store.term_document_counts(sorted(candidates)).items()}
+            shared = beside(sorted({candidates[known] for known in counts if counts[known]}))
+            best = _best_slip(counts, {known: shared.get(candidates[known], 0.0) for known in counts})
             if best is not None:
                 corrected[word] = best
         return corrected

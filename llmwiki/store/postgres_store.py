@@ -424,6 +424,28 @@ class PostgresStore(Store):
             ).fetchall()
         return {lexeme: count for lexeme, count in rows if count}
 
+    def words_beside(self, lexemes: Sequence[str], words: Sequence[str]) -> dict[str, set[str]]:
+        """{lexeme: the words (through the english analyzer) that share a searchable chunk with it} for the lexemes
+        some chunk holds beside one of the words: which spelling the rest of a question fits."""
+        if not lexemes or not words:
+            return {}
+        with self.connect() as conn:
+            rows = conn.execute(
+                """
+                WITH words AS (SELECT w, (SELECT lexeme FROM unnest(to_tsvector('english', w)) ORDER BY lexeme LIMIT 1) AS lexeme
+                               FROM unnest(%s::text[]) AS w)
+                SELECT c, w FROM unnest(%s::text[]) AS c CROSS JOIN words
+                WHERE words.lexeme IS NOT NULL AND words.lexeme <> c AND EXISTS (
+                    SELECT 1 FROM chunk_terms p JOIN chunk_terms q ON q.chunk_id = p.chunk_id
+                    WHERE p.term = c AND q.term = words.lexeme AND p.document_id NOT IN (SELECT id FROM documents WHERE status = 'failed'))
+                """,
+                [list(words), list(lexemes)],
+            ).fetchall()
+        beside: dict[str, set[str]] = {}
+        for lexeme, word in rows:
+            beside.setdefault(lexeme, set()).add(word)
+        return beside
+
     def searchable_count(self) -> int:
         with self.connect() as conn:
             return conn.execute("SELECT coalesce(sum(chunk_count), 0) FROM documents WHERE status <> 'failed'").fetchone()[0]
