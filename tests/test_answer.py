@@ -617,6 +617,20 @@ def test_a_model_verdict_needs_a_cited_passage_that_speaks_to_the_question(wiki)
     assert control.verdict == "yes"
 
 
+def test_a_model_no_needs_a_cited_passage_that_states_the_year_or_another(workspace):
+    with_sources(workspace, volta="# Alessandro Volta\n\nAlessandro Volta stacked zinc and copper discs into a pile. The pile made a steady current.\n",
+                 davy="# Humphry Davy\n\nHumphry Davy split potash with a large battery in 1807. Davy lectured at the Royal Institution.\n")
+    volta = answer_question(workspace, "What did Volta stack?", services=services_for(workspace, backend=ExtractiveBackend())).context_chunk_ids[0]
+    davy = answer_question(workspace, "What did Davy split?", services=services_for(workspace, backend=ExtractiveBackend())).context_chunk_ids[0]
+    with StubServer([Reply(content=f"No, Volta did not stack them in 1799 [c{volta}].")]) as server:
+        silent = answer_question(workspace, "Did Volta stack zinc and copper discs in 1799?", services=services_for(workspace, backend=stub_backend(server)))
+        server.replies = [Reply(content=f"No, Davy split potash in 1807 [c{davy}].")]
+        other_year = answer_question(workspace, "Did Davy split potash with a battery in 1812?", services=services_for(workspace, backend=stub_backend(server)))
+    # the passage says nothing of a year: the model's no is shown as not settled, with the year it leaves out
+    assert silent.verdict is None and silent.text.startswith("The sources do not settle this (no passage it cites about Volta states 1799")
+    assert other_year.verdict == "no" and other_year.text.startswith("No, Davy")  # control: the passage states another year
+
+
 def test_a_model_reply_to_a_question_that_is_not_yes_no_has_no_verdict(wiki):
     chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
     with StubServer([Reply(content=f"No one but Volta stacked zinc and copper [c{chunk}].")]) as server:

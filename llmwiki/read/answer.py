@@ -894,13 +894,23 @@ def _unsaid_subject(workspace: Workspace, question: str, selection: Selection, *
 _MODEL_VERDICT = re.compile(r"^\W*(yes|no)\b[\s,.:;!—-]*", re.IGNORECASE)
 
 
+def _left_out(statement: str, passages: Sequence[str]) -> list[str]:
+    """The statement's numbers that every passage leaves out with no other number of their kind in their place: a
+    passage silent on the year does not deny it (the extractive answer's rule for the model's contradiction)."""
+    from llmwiki.verify.facts import check_facts
+
+    silent = [set(check_facts(statement, [passage]).unrivalled_numbers) for passage in passages]
+    return sorted(set.intersection(*silent)) if silent else []
+
+
 def checked_verdict(question: str, text: str, citations: Sequence[Citation], *, policy: AnswerPolicy = ANSWER_POLICY) -> tuple[str, str | None]:
     """A model's yes or no held to the extractive answer's evidence rule before it is shown: (the text, the verdict).
     The verdict stands only when a passage it cites is about what the question names (``questions.question_subject``:
     named in the cited chunk, its section or its document's name) and speaks to what the question says of it (at
     least ``policy.no_relation_share`` of the statement's other words, as ``_speaks_to`` asks of the extractive
-    answer's sentences); otherwise the reply is shown as not settled, with the reason, and its verdict is None. A
-    reply that opens with neither word has no verdict and is left as it is."""
+    answer's sentences), and, for a no, states the statement's numbers or others of their kind in their place (a
+    passage silent on the year denies nothing about it); otherwise the reply is shown as not settled, with the
+    reason, and its verdict is None. A reply that opens with neither word has no verdict and is left as it is."""
     match = _MODEL_VERDICT.match(text)
     if not match:
         return text, None
@@ -916,6 +926,8 @@ def checked_verdict(question: str, text: str, citations: Sequence[Citation], *, 
     elif relation and not any(_holds_relation(relation, text, policy) for text in about):
         unspoken = sorted(word for word in content_words(statement) if stem(word) in relation)
         reason = f"no passage it cites about {' '.join(subject) or 'it'} speaks to {', '.join(unspoken[:4])}"
+    elif match.group(1).lower() == "no" and (silent := _left_out(statement, about)):
+        reason = f"no passage it cites about {' '.join(subject) or 'it'} states {', '.join(silent)} or another in its place"
     else:
         return text, match.group(1).lower()
     return f"The sources do not settle this ({reason}); the model replied: {text}", None
