@@ -717,6 +717,14 @@ def test_a_comparison_with_any_verb_is_read_both_ways(workspace):
     assert converse("Cows weigh more than bulls.").lower() == "bulls weigh more than cows."  # control (the model reads no case)
 
 
+def test_a_yes_or_no_reads_a_subject_by_the_name_in_apposition_to_it(workspace):
+    with_sources(workspace, uhr="# Clive Uhr\n\nSir Clive Uhr (1903-1974) was a noted radiologist in Brisbane. Uhr also chaired the racing club.\n")
+    named = ask_by_hand(workspace, "Is it true that his grandson, Clive Uhr, became a noted radiologist?")  # no sentence names a grandson
+    assert named.verdict == "yes" and "noted radiologist" in named.text
+    unnamed = ask_by_hand(workspace, "Is it true that his grandson became a noted radiologist?")  # control: the subject is a grandson
+    assert unnamed.verdict is None
+
+
 def test_a_yes_or_no_needs_the_subject_in_what_the_sentence_is_about_not_in_a_modifier(workspace):
     with_sources(workspace, kangaroo=("# Kangaroo\n\nGoannas and other carnivorous reptiles also pose a danger to smaller kangaroo species when food "
                                       "is scarce. Dingoes prey on kangaroos in the dry inland.\n"))

@@ -340,6 +340,10 @@ def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
     ("Is it true that in 1919 Canada joined the League of Nations?", ("Canada",)),
     ("Is it true that staring at the prospect of losing the team, the state agreed to fund the arena?", ("state",)),
     ("Are Various trees claimed to be the apple tree?", ("various", "trees")),  # a quantifier is not a name
+    # a name in apposition is what the subject is; a bracket is no name
+    ("Is it true that his grandson, Clive Uhr, became a noted radiologist?", ("clive", "uhr")),
+    ("Is the largest living species the emperor penguin (aptenodytes forsteri)?", ("largest", "living", "species")),
+    ("Is it true that the busy centre works with young people?", ("busy", "centre")),  # control: no apposition
     # controls: a pronoun or "there" names nothing; a question of another shape has no yes/no subject
     ("Is it true that he won the prize?", ()), ("Was she married?", ()), ("Are there otters in Chile?", ()), ("Who was Newton?", ()),
 ])

@@ -219,12 +219,14 @@ def _with_compounds(noun) -> tuple[str, ...]:
 def subject_head(text: str) -> tuple[str, ...] | None:
     """The head noun of the text's subject with the nouns compounded into it, lower-cased ("Does a polar bear
     live in the Arctic?" -> ("polar", "bear"); "Elephants are mammals." -> ("elephants",)): the first nominal
-    subject the parse finds, a pronoun or "there" excepted; None when there is none (or without a pipeline)."""
+    subject the parse finds, a pronoun or "there" excepted; None when there is none (or without a pipeline). A name
+    in apposition is what the subject is ("His grandson, Clive Uhr, became a radiologist." -> ("clive", "uhr"))."""
     if pipeline() is None:
         return None
     for token in _parsed(text):
         if token.dep_ in ("nsubj", "nsubjpass") and token.pos_ in ("NOUN", "PROPN") and token.lower_ not in OPENING_PRONOUNS:
-            return _with_compounds(token)
+            named = next((child for child in token.children if child.dep_ == "appos" and child.pos_ == "PROPN" and child.is_alpha), None)
+            return _with_compounds(named if token.pos_ == "NOUN" and named is not None else token)
     return None
 
 
