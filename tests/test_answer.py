@@ -679,6 +679,10 @@ def test_an_equally_close_sentence_with_another_year_does_not_outweigh_one_that_
     assert yes.verdict == "yes" and "in the 1884 election" in yes.text
     no = ask_by_hand(workspace, "Did Cleveland win the 1892 election?")  # control: no sentence states that year, each states another
     assert no.verdict == "no"
+    with_sources(workspace, young=("# Kaitlin Young\n\nYoung was nominated for the fighter award in 2018, her best year. "
+                                   "Young won the fighter award in 2019 after a long wait.\n"))
+    other = ask_by_hand(workspace, "Did Young win the fighter award in 2018?")  # the sentence with the year does not say she won
+    assert other.verdict == "no" and "in 2019" in other.text
 
 
 def test_a_comparison_is_read_both_ways(workspace):

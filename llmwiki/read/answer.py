@@ -434,12 +434,16 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     # that holds as many and only lacks a fact does not: "The John Adams Library ... contains Adams's personal
     # collection" (no Harvard) decides nothing against "Young Adams went to Harvard College". Nor does one that holds
     # as many and only puts another number in the place of the statement's, against one that states every fact as
-    # given: "Cleveland won the Presidency in the 1884 election" speaks of the event asked about, "... there would not
-    # be another such election until ... 2000" of another.
-    other_event = closest.check.coverage == best.check.coverage and _only_another_number(closest.check) and not best.check.failed
+    # given, supports it and says as much of what the statement says: "Cleveland won the Presidency in the 1884
+    # election" speaks of the event asked about, "... there would not be another such election until ... 2000" of
+    # another. Where the other says more of it ("Young won the award in 2019" against "Young was nominated for the
+    # award in 2018", for "Young won the award in 2018"), its number still decides.
+    relation = _relation(statement, subject, best.check)
+    other_event = (closest.check.coverage == best.check.coverage and _only_another_number(closest.check) and not best.check.failed
+                   and best.score >= policy.yes_threshold
+                   and len(_relation_held(relation, _about_text(best.candidate))) >= len(_relation_held(relation, _about_text(closest.candidate))))
     opposed = (closest.check.contradicted and closest.check.coverage >= best.check.coverage and not other_event
                or closest.check.failed and closest.check.coverage > best.check.coverage)
-    relation = _relation(statement, subject, best.check)
     # A sentence that puts another word in the place of one of the statement's ("Indonesia is a republic with a
     # presidential system" for "a monarchy with ...") holds its other words: only the model can say the two agree.
     replaced = bool(best.check.replaced_words) and best.entailment < policy.yes_threshold
@@ -608,12 +612,17 @@ def _about_text(candidate: _Candidate) -> str:
     return f"{candidate.sentence} {candidate.referent}"
 
 
-def _holds_relation(relation: set[str], text: str, policy: AnswerPolicy = ANSWER_POLICY) -> bool:
-    """Whether the text holds ``policy.no_relation_share`` of the stems a statement says of its subject (``_relation``),
-    an irregular form standing for its base form: "He won the 1903 Nobel Prize" holds "win"."""
+def _relation_held(relation: set[str], text: str) -> set[str]:
+    """The stems of what a statement says of its subject (``_relation``) that the text holds, an irregular form
+    standing for its base form: "He won the 1903 Nobel Prize" holds "win"."""
     lexicon = default_lexicon()
     forms = {form for word in tokens(text) for form in (lexicon.base_forms(word) if lexicon is not None else (word,))}
-    return len(relation & {stem(form) for form in forms}) >= policy.no_relation_share * len(relation)
+    return relation & {stem(form) for form in forms}
+
+
+def _holds_relation(relation: set[str], text: str, policy: AnswerPolicy = ANSWER_POLICY) -> bool:
+    """Whether the text holds ``policy.no_relation_share`` of the stems a statement says of its subject (``_relation_held``)."""
+    return len(_relation_held(relation, text)) >= policy.no_relation_share * len(relation)
 
 
 # Where a sentence's clauses part: a negation beyond them is about something else ("An elephant is a good swimmer, but it
