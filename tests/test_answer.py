@@ -155,6 +155,14 @@ def test_yes_no_questions_get_a_verdict_that_quotes_its_sentence(physics):
     assert all(citation.path == "sources/becquerel.md" for citation in yes.citations + no.citations)
 
 
+def test_a_negated_questions_no_says_the_passage_states_it_without_the_not(physics):
+    services = services_for(physics, backend=ExtractiveBackend())
+    negated = answer_question(physics, "Did Becquerel not win the 1903 Nobel Prize in Physics?", services=services)
+    assert negated.verdict == "no" and 'the question says "not", the passage does not' in negated.text and "won the 1903 Nobel Prize" in negated.text
+    other = answer_question(physics, "Did Becquerel win the 1911 Nobel Prize in Physics?", services=services)  # control: a no of another kind
+    assert other.verdict == "no" and "numbers not in the excerpt: 1911" in other.text and '"not"' not in other.text
+
+
 def test_a_yes_no_question_that_opens_with_an_adjunct_gets_a_verdict(physics):
     services = services_for(physics, backend=ExtractiveBackend())
     yes = answer_question(physics, "In 1896, did Becquerel discover radioactivity?", services=services)

@@ -465,9 +465,19 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     if other_event:
         return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(best.candidate)}")
     if (closest.check.contradicted or closest.contradiction >= policy.no_contradiction and not silent) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
-        why = closest.check.reason() if closest.check.contradicted else "; ".join(filter(None, ("the passage contradicts it", closest.check.reason())))
+        why = _why_not(closest.check, statement)
+        if not closest.check.contradicted:
+            why = "; ".join(filter(None, ("the passage contradicts it", why)))
         return ExtractiveReply(f"No — {_quote(closest.candidate)} ({why})", verdict="no")
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest.candidate)}")
+
+
+def _why_not(check: FactCheck, statement: str) -> str | None:
+    """The reason a "no" shows: the fact check's, where a negated question ("Did he not die at 55?") is answered no
+    because the passage says it without the "not", said so in the question's terms."""
+    if check.negation == "sentence" and _holds_negation(statement):
+        return "; ".join(filter(None, (replace(check, negation=None).reason(), 'the question says "not", the passage does not')))
+    return check.reason()
 
 
 # A comparison: a verb before a comparative and "than" ("was older than", "has more lakes than", "weigh more than"), never a
