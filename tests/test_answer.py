@@ -193,6 +193,11 @@ def ask_by_hand(workspace, question: str):
     return answer_question(workspace, question, services=services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None))
 
 
+def first_chunk(workspace, question: str) -> int:
+    """The chunk the extractive answer to a question selects first: what a stub model cites."""
+    return answer_question(workspace, question, services=services_for(workspace, backend=ExtractiveBackend())).context_chunk_ids[0]
+
+
 def test_a_sentence_full_of_names_answers_and_a_reference_line_does_not(workspace):
     with_sources(workspace, keepers=(
         "# Berlenga lighthouse\n\nThe lighthouse on Berlenga Island guides ships past the rocks.\n"
@@ -591,7 +596,7 @@ def test_a_question_about_what_a_page_mentions_in_passing_must_match_more_of_its
 
 
 def test_a_model_verdict_stands_only_on_a_cited_passage_about_the_subject(wiki):
-    chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
+    chunk = first_chunk(wiki, "What did Volta stack?")
     with StubServer([Reply(content=f"Yes, Volta stacked zinc and copper discs [c{chunk}].")]) as server:
         about = answer_question(wiki, "Did Volta stack zinc and copper?", services=services_for(wiki, backend=stub_backend(server)))
         assert about.verdict == "yes" and about.text.startswith("Yes, Volta")  # the cited chunk is about Volta
@@ -615,7 +620,7 @@ def test_a_model_is_not_asked_a_yes_or_no_about_it_when_the_passages_are_about_d
 
 
 def test_a_model_verdict_needs_a_cited_passage_that_speaks_to_the_question(wiki):
-    chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
+    chunk = first_chunk(wiki, "What did Volta stack?")
     with StubServer([Reply(content=f"Yes, Volta had a brother [c{chunk}].")]) as server:
         silent = answer_question(wiki, "Did Volta have a brother?", services=services_for(wiki, backend=stub_backend(server)))
         server.replies = [Reply(content=f"Yes, Volta stacked zinc and copper discs [c{chunk}].")]
@@ -628,8 +633,7 @@ def test_a_model_verdict_needs_a_cited_passage_that_speaks_to_the_question(wiki)
 def test_a_model_no_needs_a_cited_passage_that_states_the_year_or_another(workspace):
     with_sources(workspace, volta="# Alessandro Volta\n\nAlessandro Volta stacked zinc and copper discs into a pile. The pile made a steady current.\n",
                  davy="# Humphry Davy\n\nHumphry Davy split potash with a large battery in 1807. Davy lectured at the Royal Institution.\n")
-    volta = answer_question(workspace, "What did Volta stack?", services=services_for(workspace, backend=ExtractiveBackend())).context_chunk_ids[0]
-    davy = answer_question(workspace, "What did Davy split?", services=services_for(workspace, backend=ExtractiveBackend())).context_chunk_ids[0]
+    volta, davy = first_chunk(workspace, "What did Volta stack?"), first_chunk(workspace, "What did Davy split?")
     with StubServer([Reply(content=f"No, Volta did not stack them in 1799 [c{volta}].")]) as server:
         silent = answer_question(workspace, "Did Volta stack zinc and copper discs in 1799?", services=services_for(workspace, backend=stub_backend(server)))
         server.replies = [Reply(content=f"No, Davy split potash in 1807 [c{davy}].")]
@@ -640,7 +644,7 @@ def test_a_model_no_needs_a_cited_passage_that_states_the_year_or_another(worksp
 
 
 def test_a_model_reply_to_a_question_that_is_not_yes_no_has_no_verdict(wiki):
-    chunk = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=ExtractiveBackend())).context_chunk_ids[0]
+    chunk = first_chunk(wiki, "What did Volta stack?")
     with StubServer([Reply(content=f"No one but Volta stacked zinc and copper [c{chunk}].")]) as server:
         answer = answer_question(wiki, "What did Volta stack?", services=services_for(wiki, backend=stub_backend(server)))
     assert answer.verdict is None and answer.text.startswith("No one but Volta")  # left as the model wrote it

@@ -32,9 +32,9 @@ import os
 import re
 import threading
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -516,7 +516,6 @@ class SearchIndex:
         term is most widespread ("poulation" -> "population").
         """
         snapshot = self._current()
-        rarity = {term: weight for term, weight in self.rarity(text).items() if self._frequency(snapshot, term)}
         corrected = {}
         # Names (capitalised after the first word) are read as the term one slip away; a common word only
         # when it is no English word: one the sources do not use ("savant") is more likely a real word than
@@ -528,14 +527,14 @@ class SearchIndex:
             if not terms or self._frequency(snapshot, terms[0]):
                 continue
             candidates = snapshot.neighbours(terms[0])
-            best = _best_slip({candidate: self._frequency(snapshot, candidate) for candidate in candidates}, self._beside(snapshot, candidates, rarity))
+            best = _best_slip({candidate: self._frequency(snapshot, candidate) for candidate in candidates}, self._beside(snapshot, candidates, text))
             if best is not None:
                 corrected[word] = best
         for word, candidates in slips_of_words(text, snapshot.stopwords).items():  # "poulation": read as the English word the store has most
             terms = analyze(word, snapshot.stopwords)
             if terms and self._frequency(snapshot, terms[0]):
                 continue
-            beside = self._beside(snapshot, list(candidates.values()), rarity)
+            beside = self._beside(snapshot, list(candidates.values()), text)
             best = _best_slip({known: self._frequency(snapshot, term) for known, term in candidates.items()},
                               {known: beside.get(term, 0.0) for known, term in candidates.items()})
             if best is not None:
@@ -550,8 +549,11 @@ class SearchIndex:
         columns = snapshot.columns[snapshot.indptr[row]:snapshot.indptr[row + 1]]
         return columns[snapshot.searchable[columns]]
 
-    def _beside(self, snapshot: _Snapshot, candidates: Sequence[str], rarity: dict[str, float]) -> dict[str, float]:
-        """{candidate: the summed rarity of the terms of ``rarity`` that share a searchable chunk with it}."""
+    def _beside(self, snapshot: _Snapshot, candidates: Sequence[str], text: str) -> dict[str, float]:
+        """{candidate: the summed rarity of the text's other terms that share a searchable chunk with it}."""
+        if not candidates:
+            return {}
+        rarity = {term: weight for term, weight in self.rarity(text).items() if self._frequency(snapshot, term)}
         others = {term: self._chunks(snapshot, term) for term in rarity}
         beside = {}
         for candidate in candidates:
@@ -703,10 +705,10 @@ class ServerSearch:
         """As ``SearchIndex.corrections``, with the candidates' frequencies counted in the server."""
         corrected = {}
         others = [word for word in dict.fromkeys(WORD.findall(text[:MAX_QUERY_CHARS].lower())) if analyze(word, self.stopwords)]
-        rarity = self.rarity(text)
 
-        def beside(lexemes: Sequence[str]) -> dict[str, float]:
+        def beside(lexemes: Sequence[str]) -> dict[str, float]:  # asked only for a word to correct: no query for most questions
             shared = self.store.words_beside(lexemes, others)
+            rarity = self.rarity(text) if shared else {}
             return {lexeme: sum(rarity.get(analyze(word, self.stopwords)[0], 0.0) for word in words) for lexeme, words in shared.items()}
 
         for word in _capitalised_words(text):
