@@ -648,6 +648,19 @@ def test_contrast_pairs_negate_an_entailed_hypothesis_and_call_it_a_contradictio
     }
 
 
+def test_flipped_pairs_negate_a_contradicted_hypothesis_and_call_it_entailed():
+    from llmwiki.verify.train import flipped
+
+    pairs = [
+        {"p": "Kelp is green.", "h": "Kelp is red.", "y": 2, "src": "a"},
+        {"p": "A man plays a red guitar on stage.", "h": "A man is playing a guitar.", "y": 0, "src": "a"},  # control: only contradictions are turned
+        {"p": "Otters eat fish.", "h": "Otters eat stones.", "y": 2, "src": "a"},  # control: no verb a "not" follows
+    ]
+    made = flipped(pairs, count=4, seed=1)
+    assert len(made) == 4 and {(pair["p"], pair["h"], pair["y"]) for pair in made} == {("Kelp is green.", "Kelp is not red.", 0)}
+    assert flipped(pairs[1:], count=4, seed=1) == []  # nothing to turn
+
+
 def _tiny_pool(path):
     import gzip
 

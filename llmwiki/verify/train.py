@@ -2,7 +2,7 @@
 
     python -m llmwiki.verify.train [--data ../shared/data/nli/pool.jsonl.gz] [--out llmwiki/verify/weights]
                                    [--max-pairs N | --epochs 2] [--batch-size 32] [--lr 3e-5] [--max-length 160]
-                                   [--compose SHARE] [--contrast SHARE] [--init-from DIR] [--device auto]
+                                   [--compose SHARE] [--contrast SHARE] [--flip SHARE] [--init-from DIR] [--device auto]
                                    [--checkpoint DIR [--checkpoint-every 500]]
 
 The two-stage recipe and its figures are in MODEL.md.
@@ -133,6 +133,18 @@ def contrast(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
     return made
 
 
+def flipped(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
+    """Entailments made from contradictions by negating the hypothesis, the other half of what a "not" means: when P
+    contradicts H, P entails "not H" ("Kelp is green." entails "Kelp is not red."). Contrast pairs alone teach that a
+    "not" in the hypothesis goes with a contradiction, SNLI's habit already: the shipped model reads "Indonesia is a
+    republic" as contradicting "Indonesia is not a monarchy" (0.95)."""
+    rng = random.Random(seed)
+    contradicted = [(pair, turned) for pair in pairs if pair["y"] == 2 for turned in [negated(pair["h"].strip())] if turned]
+    if not contradicted:
+        return []
+    return [{"p": pair["p"], "h": turned, "y": 0, "src": "flipped"} for pair, turned in (rng.choice(contradicted) for _ in range(count))]
+
+
 def schedule(training: list[dict], *, batch_size: int, total_pairs: int, upsample: int, seed: int) -> list[list[dict]]:
     """Batches for the whole run: claim-evidence pairs repeated `upsample` times per pass, passes
     repeated until `total_pairs`, and within windows of 50 batches, batches of similar length
@@ -216,6 +228,13 @@ def evaluate(model, tokenizer, pairs, *, device, max_length, batch_size=64) -> d
                     correct += prediction == pair["y"]
     model.train()
     return {"accuracy_3way": correct / max(three_way, 1), "accuracy_entailed_vs_not": binary_correct / max(len(pairs), 1)}
+
+
+def reads_not(model, tokenizer, validation: list[dict], *, device, max_length, count: int = 400) -> dict:
+    """How a model reads a "not" it was never trained on: the share of contrast pairs made from held-out pairs read as
+    contradictions, and of flipped pairs read as entailments (``contrast``, ``flipped``; 400 each, seed 13)."""
+    made = {"negated_read_as_contradiction": contrast(validation, count=count, seed=13), "negated_read_as_entailment": flipped(validation, count=count, seed=13)}
+    return {name: evaluate(model, tokenizer, pairs, device=device, max_length=max_length)["accuracy_3way"] for name, pairs in made.items() if pairs}
 
 
 def save_shipped(model, out: Path) -> dict[str, str]:
@@ -328,6 +347,8 @@ def train(args) -> dict:
         training = training + compose(originals, count=int(len(originals) * args.compose), seed=order_seed)
     if args.contrast:
         training = training + contrast(originals, count=int(len(originals) * args.contrast), seed=order_seed)
+    if args.flip:
+        training = training + flipped(originals, count=int(len(originals) * args.flip), seed=order_seed)
     if args.init_from:
         model, tokenizer = load_shipped(args.init_from)
     else:
@@ -371,9 +392,9 @@ def train(args) -> dict:
     finished = done >= len(batches)
     if checkpoint and finished:
         checkpoint.finish()
-    metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length)
+    metrics = evaluate(model, tokenizer, validation, device=device, max_length=args.max_length) | reads_not(model, tokenizer, validation, device=device, max_length=args.max_length)
     sums = save_shipped(model, args.out)
-    report = {"stopped_early": not finished, "pairs_trained": seen, "resumed_at_batch": first, "contrast_share": args.contrast, "training_pairs": len(training), "held_out": len(validation), "epochs": None if args.max_pairs else args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "composed_share": args.compose, "init_from": str(args.init_from) if args.init_from else None, "seconds": round(seconds, 1),
+    report = {"stopped_early": not finished, "pairs_trained": seen, "resumed_at_batch": first, "contrast_share": args.contrast, "flipped_share": args.flip, "training_pairs": len(training), "held_out": len(validation), "epochs": None if args.max_pairs else args.epochs, "max_pairs": args.max_pairs, "upsample_claim_sources": args.upsample, "composed_share": args.compose, "init_from": str(args.init_from) if args.init_from else None, "seconds": round(seconds, 1),
               "device": device, "lr": args.lr, "batch_size": args.batch_size, "max_length": args.max_length, "seed": args.seed, "order_seed": order_seed, **metrics, "sha256": sums}
     (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report
@@ -397,6 +418,7 @@ def main(argv=None) -> None:
     parser.add_argument("--upsample", type=int, default=2, help=f"repeat the claim-evidence sources ({', '.join(CLAIM_SOURCES)}) this many times per pass")
     parser.add_argument("--compose", type=float, default=0.0, help="add this share of multi-sentence pairs composed from the training pairs (see compose)")
     parser.add_argument("--contrast", type=float, default=0.0, help="add this share of contradictions made by negating entailed hypotheses (see contrast)")
+    parser.add_argument("--flip", type=float, default=0.0, help="add this share of entailments made by negating contradicted hypotheses (see flipped)")
     parser.add_argument("--checkpoint", type=Path, default=None, help="save the run's state in this folder (outside the repository) and resume from it when started again")
     parser.add_argument("--checkpoint-every", type=int, default=500, help="batches between two checkpoint saves")
     parser.add_argument("--init-from", type=Path, default=None, help="start from weights written by an earlier run (a second stage) instead of the base MiniLM")
