@@ -849,3 +849,29 @@ def test_the_models_contradiction_is_no_no_where_the_sentence_leaves_out_the_sta
     assert silent.verdict is None and silent.text.startswith("The sources do not settle this")
     control = answer_question(workspace, "Was the Kelso Mill powered by steam?", services=services)  # every name and number there
     assert control.verdict == "no" and "(the passage contradicts it)" in control.text
+
+
+class _ReadsNot:
+    """The shipped verifier's name (and so its calibration) with a model that reads a "not" as a model trained on
+    flipped pairs does: every negated hypothesis entailed, every other one neutral."""
+
+    def __init__(self, verifier):
+        self.name = verifier.name
+
+    def score(self, premises, hypotheses):
+        import numpy as np
+
+        return np.array([[0.9, 0.05, 0.05] if " not " in hypothesis else [0.05, 0.9, 0.05] for hypothesis in hypotheses])
+
+
+def test_a_sentence_the_model_reads_as_supporting_the_statement_negated_answers_no(workspace):
+    with_sources(workspace, indonesia="# Indonesia\n\nIndonesia is a republic with a presidential system. Jakarta is its capital.\n",
+                 mill="# Kelso Mill\n\nThe Kelso Mill was powered by water wheels on the river.\n")
+    shipped = services_for(workspace).verifier
+    services = services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None, verifier=_ReadsNot(shipped))
+    no = answer_question(workspace, "Is Indonesia a monarchy with a presidential system?", services=services)
+    assert no.verdict == "no" and 'it supports "Indonesia is not a monarchy' in no.text
+    silent = answer_question(workspace, "Was the Kelso Mill powered by water wheels in 1921?", services=services)  # the year left out
+    assert silent.verdict is None and silent.text.startswith("The sources do not settle this")
+    shipped_reading = ask_by_hand(workspace, "Is Indonesia a monarchy with a presidential system?")  # control: the shipped model's reading
+    assert shipped_reading.verdict is None

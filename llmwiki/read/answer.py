@@ -469,6 +469,16 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
         if not closest.check.contradicted:
             why = "; ".join(filter(None, ("the passage contradicts it", why)))
         return ExtractiveReply(f"No — {_quote(closest.candidate)} ({why})", verdict="no")
+    # A sentence the model reads as supporting the statement negated, though it reads no contradiction in it
+    # ("Indonesia is a republic with a presidential system" supports "Indonesia is not a monarchy ..."), is a no under
+    # the model contradiction's conditions: it speaks to the statement and leaves none of its numbers out.
+    if negation is not None and not _holds_negation(statement):
+        read = [closest] if closest is best else [closest, best]
+        for item, row in zip(read, verifier.score([item.premise for item in read], [negation] * len(read))):
+            denied = float(row[0])
+            if (denied >= policy.negation_entailment and denied > item.entailment and not item.check.unrivalled_numbers
+                    and _speaks_to(statement, subject, item.check, item.candidate, policy=policy)):
+                return ExtractiveReply(f"No — {_quote(item.candidate)} (it supports \"{negation}\")", verdict="no")
     return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(closest.candidate)}")
 
 
