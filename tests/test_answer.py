@@ -712,8 +712,12 @@ def test_a_comparison_is_settled_by_a_sentence_that_orders_its_two_sides(workspa
     assert yes.verdict == "yes" and "typically larger than the Asian" in yes.text
     no = ask_by_hand(workspace, "Is an Asian elephant larger than an African elephant?")  # control: the same sentence, the statement turned
     assert no.verdict == "no" and "typically larger than the Asian" in no.text and "the other way round" in no.text
-    from llmwiki.read.answer import _agreement
+    from llmwiki.read.answer import _agreement, _comparison_order
 
+    turned = "An Asian elephant is smaller than an African elephant."
+    assert _comparison_order(turned, "The African is larger than, on average, the Asian.") == -1  # "than" before a comma
+    assert _comparison_order(turned, "The African is larger Than the Asian.") == -1  # any case
+    assert _comparison_order(turned, "Unlike the Asian elephant, the Sumatran is smaller than the African.") == 0  # control: not in the clause of "than"
     assert _agreement("Bulls are larger than cows.", "Cows are smaller than bulls.") == -1  # WordNet's opposite
     assert _agreement("Bulls weigh more than cows.", "Bulls are larger than cows.") == 0  # another measure: left to the model
     assert _agreement("Finland has more lakes than Sweden.", "Sweden has more forests than Finland.") == 0

@@ -532,20 +532,24 @@ def _compared(statement: str, turned: str, reply: ExtractiveReply, ranked: Seque
     return ExtractiveReply(f"No — {other.text.removeprefix('Yes — ')} (the other way round)", verdict="no")
 
 
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
+
+
 def _comparison_order(statement: str, text: str) -> int:
     """1 when the text compares the statement's two sides in its order ("A ... than ... B"), -1 when the other way
     round ("B ... than ... A"), 0 when it does not say (no "than", or a side it does not name). A side is read by the
     words that set it apart from the other ("Asian" and "African" in "An Asian elephant is smaller than an African
-    elephant"), each word by its stem ("males" is "male"), and only as far as the clause around "than" runs."""
+    elephant"), each word by its stem ("males" is "male"), and before "than" only in its clause: "Unlike the Asian
+    elephant, the Sumatran is smaller than the African" says nothing of the Asian one."""
     match = _COMPARISON.match(statement.strip())
     words = [stem(word.lower()) for word in tokens(CITATION.sub("", text))]
     if match is None or "than" not in words:
         return 0
     than = words.index("than")
-    clause = [stem(word.lower()) for word in tokens(_CLAUSE_BREAK.split(CITATION.sub("", text).split(" than ", 1)[0])[-1])]
-    before, after = set(clause or words[:than]), set(words[than + 1:])
     first, second = ({stem(word.lower()) for word in content_words(match.group(side))} for side in ("a", "b"))
     first, second = (first - second or first), (second - first or second)
+    clause = [stem(word.lower()) for word in tokens(_CLAUSE_BREAK.split(_THAN.split(CITATION.sub("", text), 1)[0])[-1])]
+    before, after = set(clause or words[:than]), set(words[than + 1:])
     if first and second and first & before and second & after and not (second & before) and not (first & after):
         return 1
     if first and second and second & before and first & after and not (first & before) and not (second & after):
