@@ -73,7 +73,7 @@ from llmwiki.read.ranker import answer_probabilities, ranker_input, rerank, simi
 from llmwiki.read.search import preview, search
 from llmwiki.read.select import Selection, read_wiki_page, select
 from llmwiki.text import DEMONSTRATIVES, DETERMINERS, NEGATIONS, PERSONAL_PRONOUNS, alternation, stem, tokens
-from llmwiki.verify.facts import FactCheck, name_words
+from llmwiki.verify.facts import FactCheck, check_facts, name_words
 from llmwiki.verify.lexicon import default_lexicon
 from llmwiki.services import Services
 from llmwiki.workspace import Workspace
@@ -411,7 +411,6 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     (``questions.negated_statement``); a sentence that supports it at least as well as the statement
     (``policy.negation_entailment``) answers no: the NLI model may miss the "not" a sentence holds."""
     from llmwiki.verify.calibrate import load_calibration, sentence_features
-    from llmwiki.verify.facts import check_facts
 
     calibration = load_calibration(verifier.name)
     # The model reads each sentence as the answer shows it: "It is the smallest German-speaking country in the world"
@@ -462,7 +461,7 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     # the model: a rival name need not stand in its slot ("English and French are the official languages" denies
     # "Canada's official language is Zulu").
     silent = bool(closest.check.unrivalled_numbers)
-    if other_event:
+    if other_event:  # the sentence that states the year supports it but was no yes (another word in a place, or silent on the rest)
         return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(best.candidate)}")
     if (closest.check.contradicted or closest.contradiction >= policy.no_contradiction and not silent) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
         why = _why_not(closest.check, statement)
@@ -535,6 +534,11 @@ def _compared(statement: str, turned: str, reply: ExtractiveReply, ranked: Seque
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 
 
+def _sides(match: re.Match) -> tuple[set[str], set[str]]:
+    """The stems of the content words of a comparison's two sides (``_COMPARISON``'s "a" and "b")."""
+    return tuple({stem(word.lower()) for word in content_words(match.group(side))} for side in ("a", "b"))
+
+
 def _comparison_order(statement: str, text: str) -> int:
     """1 when the text compares the statement's two sides in its order ("A ... than ... B"), -1 when the other way
     round ("B ... than ... A"), 0 when it does not say (no "than", or a side it does not name). A side is read by the
@@ -546,7 +550,7 @@ def _comparison_order(statement: str, text: str) -> int:
     if match is None or "than" not in words:
         return 0
     than = words.index("than")
-    first, second = ({stem(word.lower()) for word in content_words(match.group(side))} for side in ("a", "b"))
+    first, second = _sides(match)
     first, second = (first - second or first), (second - first or second)
     clause = [stem(word.lower()) for word in tokens(_CLAUSE_BREAK.split(_THAN.split(CITATION.sub("", text), 1)[0])[-1])]
     before, after = set(clause or words[:than]), set(words[than + 1:])
@@ -583,8 +587,11 @@ def _ordered(statement: str, ranked: Sequence[_Candidate]) -> ExtractiveReply | 
     match = _COMPARISON.match(statement.strip())
     if match is None:
         return None
-    shared = {stem(word.lower()) for word in content_words(match.group("a"))} & {stem(word.lower()) for word in content_words(match.group("b"))}
+    first, second = _sides(match)
+    shared = first & second
     for candidate in ranked:
+        if not _THAN.search(candidate.sentence):
+            continue  # most sentences compare nothing: not shown (showing one may parse the text before it)
         text = shown(candidate)
         sign = _comparison_order(statement, text) * _agreement(statement, text)
         held = {stem(word.lower()) for word in tokens(f"{text} {candidate.referent}")}
@@ -930,8 +937,6 @@ _MODEL_VERDICT = re.compile(r"^\W*(yes|no)\b[\s,.:;!—-]*", re.IGNORECASE)
 def _left_out(statement: str, passages: Sequence[str]) -> list[str]:
     """The statement's numbers that every passage leaves out with no other number of their kind in their place: a
     passage silent on the year does not deny it (the extractive answer's rule for the model's contradiction)."""
-    from llmwiki.verify.facts import check_facts
-
     silent = [set(check_facts(statement, [passage]).unrivalled_numbers) for passage in passages]
     return sorted(set.intersection(*silent)) if silent else []
 

@@ -116,6 +116,11 @@ def negated(sentence: str) -> str | None:
     return None
 
 
+def _negatable(pairs: list[dict], *, label: int) -> list[tuple[dict, str]]:
+    """(pair, its hypothesis negated) for the pairs of a label whose hypothesis ``negated`` can turn."""
+    return [(pair, turned) for pair in pairs if pair["y"] == label for turned in [negated(pair["h"].strip())] if turned]
+
+
 def contrast(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
     """Contradictions made from entailed pairs by negating the hypothesis, teaching a "not" the model would
     otherwise read past: when P entails H, P contradicts "not H" and "not H" contradicts P. Half put the negation
@@ -123,7 +128,7 @@ def contrast(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
     are not known to occur in the polar regions" does not support "Beetles occur in the polar regions")."""
     rng = random.Random(seed)
     made = []
-    entailed = [(pair, turned) for pair in pairs if pair["y"] == 0 for turned in [negated(pair["h"].strip())] if turned]
+    entailed = _negatable(pairs, label=0)
     if not entailed:
         return made
     for index in range(count):
@@ -139,7 +144,7 @@ def flipped(pairs: list[dict], *, count: int, seed: int) -> list[dict]:
     "not" in the hypothesis goes with a contradiction, SNLI's habit already: the shipped model reads "Indonesia is a
     republic" as contradicting "Indonesia is not a monarchy" (0.95)."""
     rng = random.Random(seed)
-    contradicted = [(pair, turned) for pair in pairs if pair["y"] == 2 for turned in [negated(pair["h"].strip())] if turned]
+    contradicted = _negatable(pairs, label=2)
     if not contradicted:
         return []
     return [{"p": pair["p"], "h": turned, "y": 0, "src": "flipped"} for pair, turned in (rng.choice(contradicted) for _ in range(count))]
