@@ -244,3 +244,16 @@ def test_a_name_that_ends_a_claim_is_rivalled_by_another_after_the_same_two_word
     assert other.contradicted and other.missing_names == ("Lyon",) and other.unrivalled_names == ()
     silent = check_facts("Becquerel was born in Lyon.", ["Becquerel was born into a family of scientists."])  # control: no name in its place
     assert silent.missing_names == ("Lyon",) and silent.unrivalled_names == ("Lyon",) and not silent.contradicted
+
+
+def test_the_shipped_kinds_know_which_living_things_are_kinds_of_others_and_which_exclude_each_other():
+    from llmwiki.verify.lexicon import default_kinds
+
+    kinds = default_kinds()
+    assert kinds is not None
+    assert kinds.is_a("marsupials", "mammal") and kinds.is_a("wolves", "carnivore") and kinds.is_a("penguin", "bird")
+    assert not kinds.is_a("mammal", "marsupial")  # the other way round
+    assert kinds.excludes("marsupial", "reptile") and kinds.excludes("birds", "mammals")
+    assert not kinds.excludes("marsupial", "mammal")  # one holds the other
+    assert not kinds.excludes("mammal", "pet") and not kinds.excludes("kitten", "cat")  # kinds by role or age are no taxa
+    assert not kinds.excludes("canis", "mammal") and kinds.rows("canis") == []  # a genus is a group, not a kind of animal

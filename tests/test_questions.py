@@ -368,3 +368,26 @@ def test_a_question_names_a_title_by_its_words_or_a_longer_form_of_them():
     assert names_a_title("Which metals were in the Voltaic Pile?", ["Volta"])  # a longer form of a title word
     assert not names_a_title("What is the largest city in Romania?", ["Ulysses S. Grant", "Wolf"])  # control: another subject
     assert not names_a_title("Who was he?", ["The Age"])  # words of three letters or fewer must match whole
+
+
+def test_a_statement_that_only_says_what_kind_its_subject_is_gives_that_kind():
+    from llmwiki.read.questions import kind_asked
+
+    assert kind_asked("A kangaroo is a reptile.", ("kangaroo",)) == "reptile"
+    assert kind_asked("Otters are herbivores.", ("otters",)) == "herbivores"
+    assert kind_asked("A kangaroo is a fast reptile.", ("kangaroo",)) is None  # more than a kind
+    assert kind_asked("Kangaroos live in Australia.", ("kangaroos",)) is None  # no "is"
+    assert kind_asked("A kangaroo is a reptile.", ("wallaby",)) is None  # another subject
+
+
+def test_a_sentence_that_opens_by_saying_what_its_subject_is_gives_the_kind_and_the_words_before_it():
+    from llmwiki.read.questions import kind_said
+
+    assert kind_said("A kangaroo is a marsupial from the family Macropodidae (macropods).", ("kangaroo",)) == ("marsupial", ())
+    assert kind_said("Otters are amphibious (or in one case aquatic) carnivorous mammals.", ("otters",)) == ("mammals", ("amphibious", "carnivorous"))
+    assert kind_said("Penguins (order Sphenisciformes) are a group of aquatic, flightless birds living in the south.", ("penguins",)) == ("birds", ("aquatic", "flightless"))
+    assert kind_said("Male kangaroos are marsupials.", ("kangaroo",)) is None  # the subject is more than the question's
+    assert kind_said("Some kangaroos are marsupials.", ("kangaroo",)) is None  # what some are
+    assert kind_said("Kangaroos are not reptiles.", ("kangaroo",)) is None  # what it is not
+    assert kind_said("The polar bear is a vulnerable species at high risk.", ("polar", "bear")) is None  # a group, no kind
+    assert kind_said("Kangaroos are marsupials.", ("kangaroo",)) == ("marsupials", ())  # control: plural against singular

@@ -37,6 +37,7 @@ from llmwiki.text import (
     AUXILIARIES,
     DEMONSTRATIVES,
     DETERMINERS,
+    FORMS_OF_BE,
     FORMS_OF_DO,
     GENDER,
     MONTHS,
@@ -299,6 +300,64 @@ def negated_statement(question: str) -> str | None:
         if verb is not None and 1 < verb < len(words):
             return _sentence([*words[1:verb], auxiliary, "not", *words[verb:]])
     return _sentence([*subject, auxiliary, "not", *remainder])
+
+
+# Nouns that name a group rather than what its members are: "a group of aquatic, flightless birds" says birds.
+_GROUP_NOUNS = frozenset({"group", "kind", "type", "sort", "species", "genus", "family", "member", "members", "one", "order", "class", "variety", "breed", "form"})
+_WORDS_AND_MARKS = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|[^\w\s]")
+_PARENTHESIS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+
+
+def kind_asked(statement: str, subject: Sequence[str]) -> str | None:
+    """The kind a statement says its subject is, where that is all it says: ("A kangaroo is a reptile.", ("kangaroo",))
+    -> "reptile"; "Otters are herbivores." -> "herbivores"; None for anything more ("A kangaroo is a fast reptile.",
+    "Kangaroos live in Australia.") or a subject that is not the question's."""
+    words = [word.lower() for word in tokens(statement)]
+    be = next((index for index, word in enumerate(words) if word in FORMS_OF_BE), None)
+    named = {stem(word) for word in tokens(" ".join(subject))}
+    if be is None or not named or {stem(word) for word in words[:be] if word not in DETERMINERS} != named:
+        return None
+    kind = [word for word in words[be + 1:] if word not in ("a", "an", "the")]
+    if len(kind) != 1 or kind[0] in STOPWORDS or not kind[0].isalpha():
+        return None
+    return kind[0]
+
+
+def kind_said(sentence: str, subject: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """(the kind, the words before it) a sentence opens by saying its subject is, lower-cased: "A kangaroo is a
+    marsupial from the family Macropodidae" -> ("marsupial", ()); "Otters are amphibious (or in one case aquatic)
+    carnivorous mammals." -> ("mammals", ("amphibious", "carnivorous")); "Penguins (order Sphenisciformes) are a group
+    of aquatic, flightless birds living ..." -> ("birds", ("aquatic", "flightless")). None where the sentence's
+    subject is more or less than the question's ("Male kangaroos are ...", "Goannas, which eat kangaroos, are ..."),
+    or it says what the subject is not. The noun phrase after the verb ends at the first word that is no noun or
+    adjective of it (a preposition, a conjunction, a relative pronoun, a participle, a mark other than a comma)."""
+    words = [word.lower() for word in _WORDS_AND_MARKS.findall(_PARENTHESIS.sub(" ", sentence))]
+    be = next((index for index, word in enumerate(words) if word in FORMS_OF_BE), None)
+    named = {stem(word) for word in tokens(" ".join(subject))}
+    if be is None or not named:
+        return None
+    before = [word for word in words[:be] if word not in ("'", "’")]
+    if any(word in QUANTIFIERS or word in ("some", "any", "several") for word in before):
+        return None  # "Some kangaroos are ..." says what some are
+    if {stem(word) for word in before if word not in DETERMINERS} != named:
+        return None
+    phrase: list[str] = []
+    for word in words[be + 1:]:
+        if word in ("a", "an", "the") and not phrase:
+            continue
+        if word == "of" and len(phrase) == 1 and phrase[0] in _GROUP_NOUNS:
+            phrase = []  # "a group of ... birds", "one of the largest birds"
+            continue
+        if word == ",":
+            if phrase:
+                continue
+            break
+        if word in NEGATIONS or (word in STOPWORDS and word not in _GROUP_NOUNS) or not word.isalpha() or (word.endswith("ing") and phrase):
+            break
+        phrase.append(word)
+    if not phrase or phrase[-1] in _GROUP_NOUNS:
+        return None  # "a vulnerable species at high risk", "a family in the order Proboscidea": no kind said
+    return phrase[-1], tuple(phrase[:-1])
 
 
 def _past_auxiliary(question: str) -> tuple[str, bool, list[str]] | None:

