@@ -257,3 +257,19 @@ def test_the_shipped_kinds_know_which_living_things_are_kinds_of_others_and_whic
     assert not kinds.excludes("marsupial", "mammal")  # one holds the other
     assert not kinds.excludes("mammal", "pet") and not kinds.excludes("kitten", "cat")  # kinds by role or age are no taxa
     assert not kinds.excludes("canis", "mammal") and kinds.rows("canis") == []  # a genus is a group, not a kind of animal
+
+
+def test_a_lack_of_something_negates_what_follows_it_as_not_does():
+    evidence = ["Penguins are popular around the world for their waddling pace and lack of fear of humans."]
+    assert check_facts("Penguins are afraid of humans.", evidence).negation == "evidence"
+    assert check_facts("Penguins are popular around the world.", evidence).negation is None  # control: what it does not govern
+    assert check_facts("Penguins lack fear of humans.", evidence).negation is None  # both say the lack
+    assert check_facts("Penguins have no fear of humans.", evidence).negation is None  # "no" and "lack" alike
+
+
+def test_the_only_one_of_a_kind_opposes_others_of_it():
+    evidence = ["Coolidge went to Havana, making him the only sitting U.S. President to visit the country."]
+    assert ("other", "only") in check_facts("There have been other US presidents that have visited Cuba.", evidence).opposed
+    assert not check_facts("US presidents have visited Cuba.", evidence).opposed  # control: no "other"
+    assert not check_facts("Other generals have visited Cuba.", evidence).opposed  # others of another kind
+    assert not check_facts("The presidents helped each other to visit Cuba.", evidence).opposed  # "each other" names no kind

@@ -135,13 +135,19 @@ def _content(words: Sequence[str]) -> list[str]:
     return [word for word in words if word.lower() not in STOPWORDS and word.lower() not in NEGATIONS and (len(word) > 2 or word[:1].isdigit())]
 
 
+# Nouns and verbs that negate what follows them: "their lack of fear of humans" says they do not fear humans.
+_LACKING = frozenset({"lack", "lacks", "lacked", "lacking", "absence"})
+
+
 def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
     """The stems in near that a negation governs: those of the scope words after it ("never accepted the offer":
-    accept, offer)."""
+    accept, offer; "lack of fear of humans": fear, human)."""
     governed = set()
     for index, word in enumerate(words):
         if word.lower() in NEGATIONS:
             governed |= {stem(other) for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS} & near
+        elif word.lower() in _LACKING:  # the words it governs, past the "of"s between them
+            governed |= {stem(other) for other in [other for other in words[index + 1:] if other.lower() not in STOPWORDS][:scope]} & near
     return governed
 
 
@@ -175,6 +181,25 @@ def _ranked_superlatives(claim: str, anchor: str) -> list[tuple[str, str]]:
             rank = min(ranks)
             opposed.append((rank.split()[0] if rank else word, f"{min(held)} {word}".strip()))
     return opposed
+
+
+_OTHER = frozenset({"other", "others", "another"})
+
+
+def _only_against_other(claim_words: Sequence[str], anchor_words: Sequence[str], *, reach: int = 4) -> list[tuple[str, str]]:
+    """("other", "only") where the claim speaks of other things of a kind and the anchor of the only one: "Other US
+    presidents have visited Cuba" against "... the only sitting U.S. President to visit the country". The kind is a
+    word of the few after each ("presidents", "President"); "each other" names no kind."""
+    claim_lower = [word.lower() for word in claim_words]
+    anchor_lower = [word.lower() for word in anchor_words]
+    for index, word in enumerate(claim_lower):
+        if word not in _OTHER or (index and claim_lower[index - 1] == "each"):
+            continue
+        kind = {stem(other) for other in claim_lower[index + 1: index + 1 + reach] if other not in STOPWORDS}
+        if any(other == "only" and kind & {stem(after) for after in anchor_lower[place + 1: place + 1 + reach] if after not in STOPWORDS}
+               for place, other in enumerate(anchor_lower)):
+            return [(claim_words[index], "only")]
+    return []
 
 
 def _substitutions(claim_words: Sequence[str], anchor_words: Sequence[str]) -> dict[int, str]:
@@ -358,6 +383,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
                     opposed.append((word, other))
     missing_lowered = {word.lower() for word in missing_numbers}
     opposed += [pair for pair in _ranked_superlatives(claim, anchor) if pair[0].lower() not in missing_lowered]  # "second" may be a number already
+    opposed += _only_against_other(claim_words, anchor_words)
     claim_genders = {GENDER[word.lower()]: word for word in claim_words if word.lower() in GENDER}
     anchor_genders = {GENDER[word.lower()]: word for word in anchor_words if word.lower() in GENDER}
     for gender, word in claim_genders.items():  # "she" where the evidence only says "he"
