@@ -259,17 +259,19 @@ def test_the_shipped_kinds_know_which_living_things_are_kinds_of_others_and_whic
     assert not kinds.excludes("canis", "mammal") and kinds.rows("canis") == []  # a genus is a group, not a kind of animal
 
 
-def test_a_lack_of_something_negates_what_follows_it_as_not_does():
-    evidence = ["Penguins are popular around the world for their waddling pace and lack of fear of humans."]
-    assert check_facts("Penguins are afraid of humans.", evidence).negation == "evidence"
-    assert check_facts("Penguins are popular around the world.", evidence).negation is None  # control: what it does not govern
-    assert check_facts("Penguins lack fear of humans.", evidence).negation is None  # both say the lack
-    assert check_facts("Penguins have no fear of humans.", evidence).negation is None  # "no" and "lack" alike
-
-
 def test_the_only_one_of_a_kind_opposes_others_of_it():
     evidence = ["Coolidge went to Havana, making him the only sitting U.S. President to visit the country."]
     assert ("other", "only") in check_facts("There have been other US presidents that have visited Cuba.", evidence).opposed
     assert not check_facts("US presidents have visited Cuba.", evidence).opposed  # control: no "other"
     assert not check_facts("Other generals have visited Cuba.", evidence).opposed  # others of another kind
     assert not check_facts("The presidents helped each other to visit Cuba.", evidence).opposed  # "each other" names no kind
+
+
+def test_an_only_that_says_something_else_denies_nothing():
+    republic = ["Adams spent time in the Netherlands, then the only other well-functioning republic in the world."]
+    assert not check_facts("Adams spent time in the Netherlands, then the only other well-functioning republic.", republic).opposed
+    assert not check_facts("The Netherlands was, like other republics, well-functioning.", republic).opposed  # "only other" is no only one
+    digital = ["Other publications are to become digital only publications."]
+    assert not check_facts("Other publications are to close.", digital).opposed  # "digital only" is no only one, and it speaks of others
+    assert not check_facts("There are no other ways to do it.", ["That is the only way to do it."]).opposed  # "no other" agrees
+    assert check_facts("There are many other ways to do it.", ["That is the only way to do it."]).opposed  # control

@@ -390,4 +390,6 @@ def test_a_sentence_that_opens_by_saying_what_its_subject_is_gives_the_kind_and_
     assert kind_said("Some kangaroos are marsupials.", ("kangaroo",)) is None  # what some are
     assert kind_said("Kangaroos are not reptiles.", ("kangaroo",)) is None  # what it is not
     assert kind_said("The polar bear is a vulnerable species at high risk.", ("polar", "bear")) is None  # a group, no kind
+    assert kind_said("No kangaroos are reptiles.", ("kangaroo",)) is None  # what none is
+    assert kind_said("Kangaroos are marsupials or rodents.", ("kangaroo",)) is None  # one kind or another
     assert kind_said("Kangaroos are marsupials.", ("kangaroo",)) == ("marsupials", ())  # control: plural against singular

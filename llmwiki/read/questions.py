@@ -329,7 +329,7 @@ def kind_said(sentence: str, subject: Sequence[str]) -> tuple[str, tuple[str, ..
     carnivorous mammals." -> ("mammals", ("amphibious", "carnivorous")); "Penguins (order Sphenisciformes) are a group
     of aquatic, flightless birds living ..." -> ("birds", ("aquatic", "flightless")). None where the sentence's
     subject is more or less than the question's ("Male kangaroos are ...", "Goannas, which eat kangaroos, are ..."),
-    or it says what the subject is not. The noun phrase after the verb ends at the first word that is no noun or
+    or it says what the subject is not, or one kind or another ("sad or tired"). The noun phrase after the verb ends at the first word that is no noun or
     adjective of it (a preposition, a conjunction, a relative pronoun, a participle, a mark other than a comma)."""
     words = [word.lower() for word in _WORDS_AND_MARKS.findall(_PARENTHESIS.sub(" ", sentence))]
     be = next((index for index, word in enumerate(words) if word in FORMS_OF_BE), None)
@@ -337,8 +337,8 @@ def kind_said(sentence: str, subject: Sequence[str]) -> tuple[str, tuple[str, ..
     if be is None or not named:
         return None
     before = [word for word in words[:be] if word not in ("'", "’")]
-    if any(word in QUANTIFIERS or word in ("some", "any", "several") for word in before):
-        return None  # "Some kangaroos are ..." says what some are
+    if any(word in QUANTIFIERS or word in NEGATIONS or word in ("some", "any", "several") for word in before):
+        return None  # "Some kangaroos are ..." says what some are, "No elephants are ..." what none is
     if {stem(word) for word in before if word not in DETERMINERS} != named:
         return None
     phrase: list[str] = []
@@ -352,6 +352,8 @@ def kind_said(sentence: str, subject: Sequence[str]) -> tuple[str, tuple[str, ..
             if phrase:
                 continue
             break
+        if word in ("or", "nor"):
+            return None  # "sad or tired" says neither
         if word in NEGATIONS or (word in STOPWORDS and word not in _GROUP_NOUNS) or not word.isalpha() or (word.endswith("ing") and phrase):
             break
         phrase.append(word)

@@ -135,19 +135,13 @@ def _content(words: Sequence[str]) -> list[str]:
     return [word for word in words if word.lower() not in STOPWORDS and word.lower() not in NEGATIONS and (len(word) > 2 or word[:1].isdigit())]
 
 
-# Nouns and verbs that negate what follows them: "their lack of fear of humans" says they do not fear humans.
-_LACKING = frozenset({"lack", "lacks", "lacked", "lacking", "absence"})
-
-
 def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
     """The stems in near that a negation governs: those of the scope words after it ("never accepted the offer":
-    accept, offer; "lack of fear of humans": fear, human)."""
+    accept, offer)."""
     governed = set()
     for index, word in enumerate(words):
         if word.lower() in NEGATIONS:
             governed |= {stem(other) for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS} & near
-        elif word.lower() in _LACKING:  # the words it governs, past the "of"s between them
-            governed |= {stem(other) for other in [other for other in words[index + 1:] if other.lower() not in STOPWORDS][:scope]} & near
     return governed
 
 
@@ -184,20 +178,33 @@ def _ranked_superlatives(claim: str, anchor: str) -> list[tuple[str, str]]:
 
 
 _OTHER = frozenset({"other", "others", "another"})
+_THE_ONLY = POSSESSIVE_PRONOUNS | {"the"}  # "the only sitting president", "its only port"; not "digital only publications"
 
 
 def _only_against_other(claim_words: Sequence[str], anchor_words: Sequence[str], *, reach: int = 4) -> list[tuple[str, str]]:
     """("other", "only") where the claim speaks of other things of a kind and the anchor of the only one: "Other US
-    presidents have visited Cuba" against "... the only sitting U.S. President to visit the country". The kind is a
-    word of the few after each ("presidents", "President"); "each other" names no kind."""
+    presidents have visited Cuba" against "... the only sitting U.S. President to visit the country". The kind is the
+    last of the content words right after each ("presidents", "President"); "the only other republic" and "no other
+    way" speak of no others."""
     claim_lower = [word.lower() for word in claim_words]
-    anchor_lower = [word.lower() for word in anchor_words]
+
+    def kind_after(words: Sequence[str], index: int) -> str | None:
+        """The stem of the last word of the run of content words right after index: "other US presidents that" -> presid
+        ("US" as written is no "us")."""
+        run = []
+        for word in words[index + 1: index + 1 + reach]:
+            if (word.lower() in STOPWORDS and not word.isupper()) or word.lower() in _OTHER or _number(word) is not None:
+                break
+            run.append(word)
+        return stem(run[-1]) if run else None
+
+    only = {kind_after(anchor_words, place) for place, word in enumerate(anchor_words)
+            if word.lower() == "only" and place and anchor_words[place - 1].lower() in _THE_ONLY} - {None}
+    only -= {kind_after(anchor_words, place) for place, word in enumerate(anchor_words) if word.lower() in _OTHER}  # it speaks of others too
     for index, word in enumerate(claim_lower):
-        if word not in _OTHER or (index and claim_lower[index - 1] == "each"):
-            continue
-        kind = {stem(other) for other in claim_lower[index + 1: index + 1 + reach] if other not in STOPWORDS}
-        if any(other == "only" and kind & {stem(after) for after in anchor_lower[place + 1: place + 1 + reach] if after not in STOPWORDS}
-               for place, other in enumerate(anchor_lower)):
+        if word not in _OTHER or (index and (claim_lower[index - 1] in ("each", "only") or claim_lower[index - 1] in NEGATIONS)):
+            continue  # "each other" names no kind; "the only other republic" and "no other way" are not others
+        if kind_after(claim_words, index) in only:
             return [(claim_words[index], "only")]
     return []
 
