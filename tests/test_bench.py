@@ -73,7 +73,7 @@ def _needs(module: str) -> None:
 
 
 def test_every_bench_script_is_covered_here():
-    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py", "mcp_latency.py"}
+    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py", "mcp_latency.py", "readings.py"}
     assert {path.name for path in (REPO / "bench").glob("*.py")} == covered
 
 
@@ -148,3 +148,21 @@ def test_bench_mcp_latency_runs_on_the_sample_workspace():
     assert "protocol overhead for search" in result.stdout
     rows = {line.split()[0]: line.split() for line in result.stdout.splitlines() if line.split() and line.split()[0] in ("search", "ask", "verify_text")}
     assert set(rows) == {"search", "ask", "verify_text"} and all(float(row[1]) > 0 for row in rows.values())
+
+
+def test_bench_readings_runs_on_a_tiny_pool(tmp_path):
+    import gzip
+
+    pairs = [
+        {"p": "A kangaroo is a marsupial from the family Macropodidae.", "h": "A kangaroo is a reptile.", "y": 2},
+        {"p": "A kangaroo is a marsupial from the family Macropodidae.", "h": "A kangaroo is a mammal.", "y": 0},
+        {"p": "He was the only sitting U.S. President to visit the country.", "h": "Other US presidents have visited the country.", "y": 2},
+        {"p": "Volta was not born in Como.", "h": "Volta was born in Como.", "y": 2},
+    ]
+    pool = tmp_path / "pool.jsonl.gz"
+    pool.write_bytes(gzip.compress("".join(json.dumps(pair) + "\n" for pair in pairs).encode()))
+    result = _run("readings.py", "--pool", pool, "--every", "1")
+    rows = {tuple(line.split()[:3]): line.split() for line in result.stdout.splitlines() if line.split()[:1] in (["kinds"], ["only"], ["negation"])}
+    assert rows[("kinds", "no", "(WordNet)")][3] == "1" and rows[("kinds", "yes", "(WordNet)")][3] == "1"  # each pair where it belongs
+    assert rows[("only", "no", "1")] and rows[("negation", "no", "(evidence")]
+

@@ -55,7 +55,7 @@ from llmwiki.read.questions import (
     debracket,
     has_pronoun,
     kind_asked,
-    kind_said,
+    kind_verdict,
     names_a_title,
     names_subject,
     negated_statement,
@@ -76,7 +76,7 @@ from llmwiki.read.search import preview, search
 from llmwiki.read.select import Selection, read_wiki_page, select
 from llmwiki.text import DEMONSTRATIVES, DETERMINERS, FORMS_OF_BE, NEGATIONS, OPENING_PRONOUNS, PERSONAL_PRONOUNS, alternation, stem, tokens
 from llmwiki.verify.facts import FactCheck, check_facts, name_words
-from llmwiki.verify.lexicon import default_kinds, default_lexicon
+from llmwiki.verify.lexicon import default_lexicon
 from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
@@ -605,53 +605,21 @@ def _ordered(statement: str, ranked: Sequence[_Candidate]) -> ExtractiveReply | 
     return None
 
 
-_PAST_BE = frozenset({"was", "were"})
-
-
-def _tense_of_be(text: str) -> bool | None:
-    """Whether the text's first form of "be" is past ("was", "were"); None without one."""
-    word = next((word.lower() for word in tokens(text) if word.lower() in FORMS_OF_BE), None)
-    return None if word is None else word in _PAST_BE
-
-
-def _a(noun: str) -> str:
-    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
-
-
 def _kind_reply(statement: str, subject: Sequence[str], ranked: Sequence[_Candidate]) -> ExtractiveReply | None:
     """A yes or a no to a statement that says only what kind of thing its subject is ("A kangaroo is a reptile."), from
-    the sentences that open by saying what it is ("A kangaroo is a marsupial from the family Macropodidae") and what
-    WordNet says of the two kinds (``lexicon.Kinds``): yes where the sentence's kind is the statement's or a kind of it
-    (a marsupial is a mammal) or a word before it is the statement's kind as an adjective ("carnivorous mammals":
-    carnivores); no where the two are taxa neither of which holds the other (a marsupial is no reptile) or a word before
-    it is the opposite of the statement's kind ("carnivorous" against "herbivores"). None where no sentence says what
-    the subject is, where WordNet relates neither, where sentences disagree, or where the statement's tense is not the
-    sentence's ("Pluto was a planet" says nothing of what it is). The NLI model knows little of kinds: it reads
-    "Otters are carnivores" as entailing "Otters are herbivores" (0.92)."""
-    kind = kind_asked(statement, subject)
-    kinds, lexicon = default_kinds(), default_lexicon()
-    if kind is None or kinds is None:
+    the sentences that open by saying what it is (``questions.kind_verdict``: "A kangaroo is a marsupial from the family
+    Macropodidae", and WordNet's kinds); None where no sentence settles it or sentences disagree. The NLI model knows
+    little of kinds: it reads "Otters are carnivores" as entailing "Otters are herbivores" (0.92)."""
+    if kind_asked(statement, subject) is None:
         return None
-    past = _tense_of_be(statement)
     found: dict[str, tuple[_Candidate, str | None]] = {}
     for candidate in ranked:
         words = candidate.sentence.split()
         text = candidate.sentence
         if len(words) > 1 and words[0].lower() in OPENING_PRONOUNS and words[1].lower() in FORMS_OF_BE:
             text = debracket(shown(candidate))  # "They are marsupials" about kangaroos
-        said = kind_said(text, subject)
-        if said is None or _tense_of_be(text) != past:
-            continue
-        noun, before = said
-        opposed = next(((word, other) for word in before if lexicon is not None for other in lexicon.opposites(word) if stem(other) == stem(kind)), None)
-        if stem(noun) == stem(kind) or any(len(stem(word)) >= 5 and stem(word) == stem(kind) for word in before):
-            found.setdefault("yes", (candidate, None))
-        elif kinds.is_a(noun, kind):
-            found.setdefault("yes", (candidate, f"WordNet: {_a(kinds.lemma(noun))} is a kind of {kinds.lemma(kind)}"))
-        elif kinds.excludes(noun, kind):
-            found.setdefault("no", (candidate, f"WordNet: {_a(kinds.lemma(noun))} is not {_a(kinds.lemma(kind))}"))
-        elif opposed is not None:
-            found.setdefault("no", (candidate, f"{opposed[0]}, not {opposed[1]}"))
+        if (settled := kind_verdict(statement, subject, text)) is not None:
+            found.setdefault(settled[0], (candidate, settled[1]))
     if len(found) != 1:
         return None
     verdict, (candidate, why) = next(iter(found.items()))

@@ -52,6 +52,7 @@ from llmwiki.text import (
     stem,
     tokens,
 )
+from llmwiki.verify.lexicon import default_kinds, default_lexicon
 
 _BULLET = re.compile(r"^\s*(?:[*•]+|-\s)")
 
@@ -360,6 +361,43 @@ def kind_said(sentence: str, subject: Sequence[str]) -> tuple[str, tuple[str, ..
     if not phrase or phrase[-1] in _GROUP_NOUNS:
         return None  # "a vulnerable species at high risk", "a family in the order Proboscidea": no kind said
     return phrase[-1], tuple(phrase[:-1])
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def _tense_of_be(text: str) -> bool | None:
+    """Whether the text's first form of "be" is past ("was", "were"); None without one."""
+    word = next((word.lower() for word in tokens(text) if word.lower() in FORMS_OF_BE), None)
+    return None if word is None else word in ("was", "were")
+
+
+def kind_verdict(statement: str, subject: Sequence[str], sentence: str) -> tuple[str, str | None] | None:
+    """("yes" or "no", why) where a sentence that opens by saying what the subject is (``kind_said``) settles a
+    statement that says only what kind it is (``kind_asked``), by WordNet's kinds of living things
+    (``lexicon.Kinds``): yes where the sentence's kind is the statement's or a kind of it ("A kangaroo is a marsupial"
+    for "A kangaroo is a mammal": a marsupial is a kind of mammal), or a word before it is the statement's kind as an
+    adjective ("carnivorous mammals": carnivores); no where the two are taxa neither of which holds the other (a
+    marsupial is no reptile), or a word before it is the opposite of the statement's kind ("carnivorous" against
+    "herbivores"). None where it does not say what the subject is, where WordNet relates neither, or where its tense
+    is not the statement's ("Pluto was a planet" says nothing of what it is)."""
+    kind = kind_asked(statement, subject)
+    said = kind_said(sentence, subject) if kind is not None else None
+    if said is None or _tense_of_be(sentence) != _tense_of_be(statement):
+        return None
+    kinds, lexicon = default_kinds(), default_lexicon()
+    noun, before = said
+    if stem(noun) == stem(kind) or any(len(stem(word)) >= 5 and stem(word) == stem(kind) for word in before):
+        return "yes", None
+    if kinds is not None and kinds.is_a(noun, kind):
+        return "yes", f"WordNet: {_a(kinds.lemma(noun))} is a kind of {kinds.lemma(kind)}"
+    if kinds is not None and kinds.excludes(noun, kind):
+        return "no", f"WordNet: {_a(kinds.lemma(noun))} is not {_a(kinds.lemma(kind))}"
+    opposed = next(((word, other) for word in before if lexicon is not None for other in lexicon.opposites(word) if stem(other) == stem(kind)), None)
+    if opposed is not None:
+        return "no", f"{opposed[0]}, not {opposed[1]}"
+    return None
 
 
 def _past_auxiliary(question: str) -> tuple[str, bool, list[str]] | None:
