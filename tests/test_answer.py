@@ -911,3 +911,16 @@ def test_a_kind_said_with_an_opposite_adjective_answers_no_and_with_the_same_one
     assert no.verdict == "no" and "(carnivorous, not herbivorous)" in no.text
     yes = ask_by_hand(workspace, "Are otters carnivores?")  # control: the adjective of the kind asked
     assert yes.verdict == "yes" and "carnivorous mammals" in yes.text
+
+
+def test_a_model_verdict_on_what_kind_its_subject_is_is_held_to_the_cited_sentence_that_says_what_it_is(workspace):
+    with_sources(workspace, kangaroo=KANGAROO)
+    chunk = first_chunk(workspace, "Which family is the kangaroo a marsupial from?")
+    with StubServer([Reply(content=f"No, a kangaroo is a marsupial [c{chunk}].")]) as server:
+        right = answer_question(workspace, "Is a kangaroo a reptile?", services=services_for(workspace, backend=stub_backend(server)))
+        server.replies = [Reply(content=f"Yes, kangaroos are reptiles [c{chunk}].")]
+        wrong = answer_question(workspace, "Is a kangaroo a reptile?", services=services_for(workspace, backend=stub_backend(server)))
+    # the passage never says "reptile": what it says the kangaroo is settles the question, both ways
+    assert right.verdict == "no" and right.text.startswith("No, a kangaroo")
+    assert wrong.verdict is None and wrong.text.startswith("The sources do not settle this (a passage it cites on what kangaroo is answers no, "
+                                                           "WordNet: a marsupial is not a reptile)")

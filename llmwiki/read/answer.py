@@ -967,14 +967,30 @@ def _left_out(statement: str, passages: Sequence[str]) -> list[str]:
     return sorted(set.intersection(*silent)) if silent else []
 
 
+def _kind_verdicts(statement: str, subject: Sequence[str], passages: Sequence[str]) -> dict[str, str | None]:
+    """{"yes" or "no": why} from the passages' sentences that settle a statement saying only what kind its subject is
+    (``questions.kind_verdict``); {} for any other statement."""
+    from llmwiki.ingest.chunking import sentence_spans
+
+    if kind_asked(statement, subject) is None:
+        return {}
+    found: dict[str, str | None] = {}
+    for passage in passages:
+        for start, end in sentence_spans(passage):
+            if (settled := kind_verdict(statement, subject, " ".join(passage[start:end].split()))) is not None:
+                found.setdefault(*settled)
+    return found
+
+
 def checked_verdict(question: str, text: str, citations: Sequence[Citation], *, policy: AnswerPolicy = ANSWER_POLICY) -> tuple[str, str | None]:
     """A model's yes or no held to the extractive answer's evidence rule before it is shown: (the text, the verdict).
     The verdict stands only when a passage it cites is about what the question names (``questions.question_subject``:
     named in the cited chunk, its section or its document's name) and speaks to what the question says of it (at
     least ``policy.no_relation_share`` of the statement's other words, as ``_speaks_to`` asks of the extractive
     answer's sentences), and, for a no, states the statement's numbers or others of their kind in their place (a
-    passage silent on the year denies nothing about it); otherwise the reply is shown as not settled, with the
-    reason, and its verdict is None. A reply that opens with neither word has no verdict and is left as it is."""
+    passage silent on the year denies nothing about it); a question on what kind of thing the subject is is held to
+    the cited sentences that say what it is (``_kind_verdicts``). Otherwise the reply is shown as not settled, with
+    the reason, and its verdict is None. A reply that opens with neither word has no verdict and is left as it is."""
     match = _MODEL_VERDICT.match(text)
     if not match:
         return text, None
@@ -983,17 +999,24 @@ def checked_verdict(question: str, text: str, citations: Sequence[Citation], *, 
     about = [f"{citation.text} {title}" for citation, title in titled if names_subject(subject, citation.text, title=title)]
     statement = to_statement(question)
     relation = _relation(statement, subject)
+    verdict = match.group(1).lower()
+    kinds = _kind_verdicts(statement, subject, about)  # "A kangaroo is a marsupial" answers "Is a kangaroo a reptile?"
     if not citations:
         reason = "the reply cites no passage"
     elif not about:
         reason = f"no passage it cites is about {' '.join(subject)}"
+    elif len(kinds) == 1:
+        said, why = next(iter(kinds.items()))
+        if said == verdict:
+            return text, verdict
+        reason = f"a passage it cites on what {' '.join(subject)} is answers {said}" + (f", {why}" if why else "")
     elif relation and not any(_holds_relation(relation, text, policy) for text in about):
         unspoken = sorted(word for word in content_words(statement) if stem(word) in relation)
         reason = f"no passage it cites about {' '.join(subject) or 'it'} speaks to {', '.join(unspoken[:4])}"
-    elif match.group(1).lower() == "no" and (silent := _left_out(statement, about)):
+    elif verdict == "no" and (silent := _left_out(statement, about)):
         reason = f"no passage it cites about {' '.join(subject) or 'it'} states {', '.join(silent)} or another in its place"
     else:
-        return text, match.group(1).lower()
+        return text, verdict
     return f"The sources do not settle this ({reason}); the model replied: {text}", None
 
 
