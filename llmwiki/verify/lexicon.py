@@ -23,6 +23,7 @@ comparatives a rewording produces meet their base forms.
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import re
 from functools import lru_cache
@@ -226,8 +227,6 @@ def read_kinds(folder: Path) -> tuple[list[tuple[tuple[str, ...], tuple[int, ...
 def write_kinds(folder: Path, path: Path = KINDS_TABLE) -> int:
     """Write the kinds table the runtime reads (gzip): 'lemma|lemma<TAB>parent row,parent row<TAB>1 or 0' per
     synset, a row's place its number, and '=<TAB>plural<TAB>singular' lines for irregular plurals."""
-    import gzip
-
     rows, exceptions = read_kinds(folder)
     lines = [f"{'|'.join(lemmas)}\t{','.join(map(str, parents))}\t{int(taxon)}" for lemmas, parents, taxon in rows]
     lines += [f"=\t{form}\t{base}" for form, base in sorted(exceptions.items())]
@@ -240,8 +239,6 @@ class Kinds:
     """What WordNet says a living thing is a kind of, read from the shipped table (``write_kinds``)."""
 
     def __init__(self, path: Path = KINDS_TABLE) -> None:
-        import gzip
-
         self.parents: list[tuple[int, ...]] = []
         self.taxa: set[int] = set()
         self.senses: dict[str, list[int]] = {}
