@@ -35,7 +35,7 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -171,6 +171,56 @@ def _best_slip(counts: dict[str, int], beside: dict[str, float]) -> str | None:
     on Roosevelt is "Theodore", though "theory" is more widespread."""
     best = min(counts, key=lambda known: (-beside.get(known, 0.0), -counts[known], known), default=None)
     return best if best is not None and counts[best] else None
+
+
+class _Vocabulary(Protocol):
+    """What ``corrections`` asks of a store's index: its stopwords, whether a word stands in a searchable chunk, how
+    many chunks hold the terms one slip from a term or the terms of given words, and which of the text's other words
+    stand beside a term."""
+
+    stopwords: frozenset[str]
+
+    def held(self, word: str, term: str) -> bool: ...
+
+    def slips(self, word: str, term: str) -> dict[str, int]: ...
+
+    def counts(self, terms: dict[str, str]) -> dict[str, int]: ...
+
+    def beside(self, terms: Sequence[str], text: str) -> dict[str, float]: ...
+
+
+def corrections(vocabulary: _Vocabulary, text: str) -> dict[str, str]:
+    """{word of the text: what to read it as} for names no searchable chunk holds that are one slip from a term
+    others do ("Monrow" -> "monro", "Thedore" -> "theodor"), and for words that are no English word one slip from
+    an English word the store has ("poulation" -> "population"), whichever store the vocabulary reads.
+
+    Capitalised words of five letters or more are corrected: a candidate must be within one edit of the word's term
+    (one deletion on either side, which covers one substitution, insertion or deletion and most swaps). A lower-case
+    word is corrected only when it is no English word (``slips_of_words``): one the sources do not use ("savant") is
+    more likely a real word than a slip, and reading it as another would answer a question nobody asked. Of the
+    candidates, the one whose chunks hold the question's other words wins, then the most widespread (``_best_slip``).
+    """
+    corrected = {}
+    for word in _capitalised_words(text):
+        if len(word) < 5 or not word.isalpha() or word in vocabulary.stopwords:
+            continue
+        terms = analyze(word, vocabulary.stopwords)
+        if not terms or vocabulary.held(word, terms[0]):
+            continue
+        counts = vocabulary.slips(word, terms[0])
+        best = _best_slip(counts, vocabulary.beside(sorted(counts), text))
+        if best is not None:
+            corrected[word] = best
+    for word, candidates in slips_of_words(text, vocabulary.stopwords).items():
+        terms = analyze(word, vocabulary.stopwords)
+        if terms and vocabulary.held(word, terms[0]):
+            continue
+        counts = vocabulary.counts(candidates)
+        beside = vocabulary.beside(sorted({candidates[known] for known, count in counts.items() if count}), text)
+        best = _best_slip(counts, {known: beside.get(candidates[known], 0.0) for known in counts})
+        if best is not None:
+            corrected[word] = best
+    return corrected
 
 
 def slips_of_words(text: str, stopwords: frozenset[str]) -> dict[str, dict[str, str]]:
@@ -461,6 +511,25 @@ def search_cache_path(store_path: Path) -> Path:
     return store_path.with_name(store_path.name + ".search-cache.npz")
 
 
+class _SnapshotVocabulary:
+    """``corrections``' questions answered from a DuckDB store's in-memory copy of its index."""
+
+    def __init__(self, index: SearchIndex, snapshot: _Snapshot) -> None:
+        self.index, self.snapshot, self.stopwords = index, snapshot, snapshot.stopwords
+
+    def held(self, word: str, term: str) -> bool:
+        return bool(SearchIndex._frequency(self.snapshot, term))
+
+    def slips(self, word: str, term: str) -> dict[str, int]:
+        return {candidate: SearchIndex._frequency(self.snapshot, candidate) for candidate in self.snapshot.neighbours(term)}
+
+    def counts(self, terms: dict[str, str]) -> dict[str, int]:
+        return {known: SearchIndex._frequency(self.snapshot, term) for known, term in terms.items()}
+
+    def beside(self, terms: Sequence[str], text: str) -> dict[str, float]:
+        return self.index._beside(self.snapshot, terms, text)
+
+
 class SearchIndex:
     """A store's search index with its in-memory copy, shared within a process."""
 
@@ -506,40 +575,8 @@ class SearchIndex:
         return weights
 
     def corrections(self, text: str) -> dict[str, str]:
-        """{word of the text: search term to read it as} for names no searchable chunk holds that are one
-        slip from a term others do ("Monrow" -> "monro", "Thedore" -> "theodor").
-
-        Capitalised words of five letters or more are corrected: a candidate must be within one edit of the
-        word's term (one deletion on either side, which covers one substitution, insertion or
-        deletion and most swaps), and the most widespread candidate wins. A lower-case word is corrected
-        only when it is no English word (``slips_of_words``), to the English word one edit away whose
-        term is most widespread ("poulation" -> "population").
-        """
-        snapshot = self._current()
-        corrected = {}
-        # Names (capitalised after the first word) are read as the term one slip away; a common word only
-        # when it is no English word: one the sources do not use ("savant") is more likely a real word than
-        # a slip, and reading it as another would answer a question nobody asked.
-        for word in _capitalised_words(text):
-            if len(word) < 5 or not word.isalpha() or word in snapshot.stopwords:
-                continue
-            terms = analyze(word, snapshot.stopwords)
-            if not terms or self._frequency(snapshot, terms[0]):
-                continue
-            candidates = snapshot.neighbours(terms[0])
-            best = _best_slip({candidate: self._frequency(snapshot, candidate) for candidate in candidates}, self._beside(snapshot, candidates, text))
-            if best is not None:
-                corrected[word] = best
-        for word, candidates in slips_of_words(text, snapshot.stopwords).items():  # "poulation": read as the English word the store has most
-            terms = analyze(word, snapshot.stopwords)
-            if terms and self._frequency(snapshot, terms[0]):
-                continue
-            beside = self._beside(snapshot, list(candidates.values()), text)
-            best = _best_slip({known: self._frequency(snapshot, term) for known, term in candidates.items()},
-                              {known: beside.get(term, 0.0) for known, term in candidates.items()})
-            if best is not None:
-                corrected[word] = best
-        return corrected
+        """{word of the text: search term to read it as} (``corrections``), read from the in-memory copy."""
+        return corrections(_SnapshotVocabulary(self, self._current()), text)
 
     @staticmethod
     def _chunks(snapshot: _Snapshot, term: str) -> np.ndarray:
@@ -656,6 +693,30 @@ class SearchIndex:
         )
 
 
+class _ServerVocabulary:
+    """``corrections``' questions asked of a PostgreSQL store, in the server: words are counted by the server's
+    analyzer, so a word is held when its own count is not zero; nothing is asked for a question with no word to
+    correct."""
+
+    def __init__(self, search: ServerSearch) -> None:
+        self.search, self.store, self.stopwords = search, search.store, search.stopwords
+
+    def held(self, word: str, term: str) -> bool:
+        return bool(self.store.term_document_counts([word]).get(word))
+
+    def slips(self, word: str, term: str) -> dict[str, int]:
+        return self.store.lexeme_document_counts(sorted(one_slip(term, _LETTERS | set(word))))
+
+    def counts(self, terms: dict[str, str]) -> dict[str, int]:
+        return {known: count or 0 for known, count in self.store.term_document_counts(sorted(terms)).items()}
+
+    def beside(self, terms: Sequence[str], text: str) -> dict[str, float]:
+        others = [word for word in dict.fromkeys(WORD.findall(text[:MAX_QUERY_CHARS].lower())) if analyze(word, self.stopwords)]
+        shared = self.store.words_beside(terms, others)
+        rarity = self.search.rarity(text) if shared else {}
+        return {lexeme: sum(rarity.get(analyze(word, self.stopwords)[0], 0.0) for word in words) for lexeme, words in shared.items()}
+
+
 class ServerSearch:
     """Search of a PostgreSQL store, in the server (``PostgresStore.search_chunks``): the same results,
     readouts and answers' term weights as ``SearchIndex``, without an in-process copy of the index.
@@ -702,34 +763,8 @@ class ServerSearch:
         return weights
 
     def corrections(self, text: str) -> dict[str, str]:
-        """As ``SearchIndex.corrections``, with the candidates' frequencies counted in the server."""
-        corrected = {}
-        others = [word for word in dict.fromkeys(WORD.findall(text[:MAX_QUERY_CHARS].lower())) if analyze(word, self.stopwords)]
-
-        def beside(lexemes: Sequence[str]) -> dict[str, float]:  # asked only for a word to correct: no query for most questions
-            shared = self.store.words_beside(lexemes, others)
-            rarity = self.rarity(text) if shared else {}
-            return {lexeme: sum(rarity.get(analyze(word, self.stopwords)[0], 0.0) for word in words) for lexeme, words in shared.items()}
-
-        for word in _capitalised_words(text):
-            if len(word) < 5 or not word.isalpha() or word in self.stopwords:
-                continue
-            terms = analyze(word, self.stopwords)
-            if not terms or self.store.term_document_counts([word]).get(word):
-                continue
-            counts = self.store.lexeme_document_counts(sorted(one_slip(terms[0], _LETTERS | set(word))))
-            best = _best_slip(counts, beside(sorted(counts)))
-            if best is not None:
-                corrected[word] = best
-        for word, candidates in slips_of_words(text, self.stopwords).items():
-            if self.store.term_document_counts([word]).get(word):
-                continue
-            counts = {known: count or 0 for known, count in self.store.term_document_counts(sorted(candidates)).items()}
-            shared = beside(sorted({candidates[known] for known in counts if counts[known]}))
-            best = _best_slip(counts, {known: shared.get(candidates[known], 0.0) for known in counts})
-            if best is not None:
-                corrected[word] = best
-        return corrected
+        """As ``SearchIndex.corrections`` (``corrections``), with the candidates' frequencies counted in the server."""
+        return corrections(_ServerVocabulary(self), text)
 
     def search(self, query: str, *, scope: Scope = "all", limit: int = 10, preview_chars: int = 400, mode: Mode = "auto",
                embedder: Embedder | None = None, ranking: str = "bm25") -> SearchResult:
