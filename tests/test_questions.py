@@ -393,3 +393,6 @@ def test_a_sentence_that_opens_by_saying_what_its_subject_is_gives_the_kind_and_
     assert kind_said("No kangaroos are reptiles.", ("kangaroo",)) is None  # what none is
     assert kind_said("Kangaroos are marsupials or rodents.", ("kangaroo",)) is None  # one kind or another
     assert kind_said("Kangaroos are marsupials.", ("kangaroo",)) == ("marsupials", ())  # control: plural against singular
+    assert kind_said("Spiders are air-breathing arthropods that have eight legs.", ("spiders",)) == ("arthropods", ("air-breathing",))
+    assert kind_said("Sharks are a group of elasmobranch fish characterized by a cartilaginous skeleton.", ("sharks",)) == ("fish", ("elasmobranch",))
+    assert kind_said("Dinosaurs were large armored reptiles.", ("dinosaurs",)) == ("reptiles", ("large", "armored"))  # control: "-ed" before the kind

@@ -305,7 +305,9 @@ def negated_statement(question: str) -> str | None:
 
 # Nouns that name a group rather than what its members are: "a group of aquatic, flightless birds" says birds.
 _GROUP_NOUNS = frozenset({"group", "kind", "type", "sort", "species", "genus", "family", "member", "members", "one", "order", "class", "variety", "breed", "form"})
-_WORDS_AND_MARKS = re.compile(r"[^\W_]+(?:['’][^\W_]+)?|[^\w\s]")
+_WORDS_AND_MARKS = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|[^\w\s]")  # "air-breathing" is one word
+# Participles that open a phrase on the kind rather than name it: "fish characterized by ...", "a bird known as ...".
+_PARTICIPLES = frozenset({"known", "found", "seen", "made", "built", "born", "called", "named", "given", "kept", "used"})
 _PARENTHESIS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
@@ -356,9 +358,11 @@ def kind_said(sentence: str, subject: Sequence[str]) -> tuple[str, tuple[str, ..
             break
         if word in ("or", "nor"):
             return None  # "sad or tired" says neither
-        if word in NEGATIONS or (word in STOPWORDS and word not in _GROUP_NOUNS) or not word.isalpha() or (word.endswith("ing") and phrase):
+        if word in NEGATIONS or (word in STOPWORDS and word not in _GROUP_NOUNS) or not word.replace("-", "").isalpha() or (word.endswith("ing") and phrase):
             break
         phrase.append(word)
+    if len(phrase) > 1 and (phrase[-1].endswith("ed") and not phrase[-1].endswith("eed") or phrase[-1] in _PARTICIPLES):
+        phrase.pop()  # "elasmobranch fish characterized by ...": the kind is fish
     if not phrase or phrase[-1] in _GROUP_NOUNS:
         return None  # "a vulnerable species at high risk", "a family in the order Proboscidea": no kind said
     return phrase[-1], tuple(phrase[:-1])
