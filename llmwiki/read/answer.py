@@ -804,7 +804,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
         collection = [item for item in selection.items if item.kind in ("collection", "open_page")]
         if collection or tables:
             return ExtractiveReply(("\n\n".join(item.text for item in collection) + table_text).strip())
-    if question_shape.yes_no and (kind := _kind_reply(question_shape.statement or question, question_subject(question), candidates)) is not None:
+    subject = question_subject(question) if question_shape.yes_no else ()  # read once: it may parse the question
+    if question_shape.yes_no and (kind := _kind_reply(question_shape.statement or question, subject, candidates)) is not None:
         # "Is a kangaroo a reptile?" of sources that never say "reptile": a sentence saying what a kangaroo is settles it
         return ExtractiveReply(kind.text + table_text, verdict=kind.verdict)
     reason, may_lead, words = _does_not_say(workspace, question, candidates, policy=policy, yes_no=question_shape.yes_no)
@@ -835,7 +836,6 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     ranked = [candidates[index] for index in order]
     if question_shape.yes_no:
         names = name_words({candidate.passage for candidate in candidates}) | {name.lower() for name in question_shape.names}
-        subject = question_subject(question)
         statement = question_shape.statement or question
         turned = converse(statement)
         reply = _ordered(statement, ranked) if turned is not None else None  # "Is A older than B?": a sentence that orders them

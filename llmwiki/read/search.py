@@ -320,6 +320,14 @@ class _Snapshot:
         vectors = self.vectors.nbytes if self.vectors is not None else 0
         return sum(array.nbytes for array in arrays) + self.display.nbytes + vectors
 
+    def searchable_chunks(self, term: str) -> np.ndarray:
+        """The positions of the searchable chunks that hold a term (none for a term the vocabulary lacks)."""
+        row = self.vocabulary.get(term)
+        if row is None:
+            return np.zeros(0, dtype=np.int32)
+        columns = self.columns[self.indptr[row]:self.indptr[row + 1]]
+        return columns[self.searchable[columns]]
+
     def neighbours(self, term: str) -> list[str]:
         """Vocabulary terms one slip from term (``one_slip``); only the vocabulary's alphabet is kept, per vocabulary size."""
         if self._alphabet_size != len(self.vocabulary):
@@ -518,16 +526,25 @@ class _SnapshotVocabulary:
         self.index, self.snapshot, self.stopwords = index, snapshot, snapshot.stopwords
 
     def held(self, word: str, term: str) -> bool:
-        return bool(SearchIndex._frequency(self.snapshot, term))
+        return bool(self.snapshot.searchable_chunks(term).size)
 
     def slips(self, word: str, term: str) -> dict[str, int]:
-        return {candidate: SearchIndex._frequency(self.snapshot, candidate) for candidate in self.snapshot.neighbours(term)}
+        return {candidate: self.snapshot.searchable_chunks(candidate).size for candidate in self.snapshot.neighbours(term)}
 
     def counts(self, terms: dict[str, str]) -> dict[str, int]:
-        return {known: SearchIndex._frequency(self.snapshot, term) for known, term in terms.items()}
+        return {known: self.snapshot.searchable_chunks(term).size for known, term in terms.items()}
 
     def beside(self, terms: Sequence[str], text: str) -> dict[str, float]:
-        return self.index._beside(self.snapshot, terms, text)
+        """{term: the summed rarity of the text's other terms that share a searchable chunk with it}."""
+        if not terms:
+            return {}
+        rarity = self.index.rarity(text)
+        others = {other: chunks for other in rarity if (chunks := self.snapshot.searchable_chunks(other)).size}
+        beside = {}
+        for term in terms:
+            chunks = self.snapshot.searchable_chunks(term)
+            beside[term] = sum(rarity[other] for other, held in others.items() if other != term and np.intersect1d(chunks, held).size)
+        return beside
 
 
 class SearchIndex:
@@ -566,45 +583,13 @@ class SearchIndex:
         count = int(snapshot.searchable.sum())
         weights = {}
         for term in analyze(text[:MAX_QUERY_CHARS], snapshot.stopwords):
-            row = snapshot.vocabulary.get(term)
-            frequency = 0
-            if row is not None:
-                begin, end = snapshot.indptr[row], snapshot.indptr[row + 1]
-                frequency = int(snapshot.searchable[snapshot.columns[begin:end]].sum())
+            frequency = snapshot.searchable_chunks(term).size
             weights[term] = float(np.log1p(count / (frequency + 0.5))) if frequency else float(np.log1p(count))
         return weights
 
     def corrections(self, text: str) -> dict[str, str]:
         """{word of the text: search term to read it as} (``corrections``), read from the in-memory copy."""
         return corrections(_SnapshotVocabulary(self, self._current()), text)
-
-    @staticmethod
-    def _chunks(snapshot: _Snapshot, term: str) -> np.ndarray:
-        row = snapshot.vocabulary.get(term)
-        if row is None:
-            return np.zeros(0, dtype=np.int32)
-        columns = snapshot.columns[snapshot.indptr[row]:snapshot.indptr[row + 1]]
-        return columns[snapshot.searchable[columns]]
-
-    def _beside(self, snapshot: _Snapshot, candidates: Sequence[str], text: str) -> dict[str, float]:
-        """{candidate: the summed rarity of the text's other terms that share a searchable chunk with it}."""
-        if not candidates:
-            return {}
-        rarity = {term: weight for term, weight in self.rarity(text).items() if self._frequency(snapshot, term)}
-        others = {term: self._chunks(snapshot, term) for term in rarity}
-        beside = {}
-        for candidate in candidates:
-            chunks = self._chunks(snapshot, candidate)
-            beside[candidate] = sum(weight for term, weight in rarity.items() if term != candidate and np.intersect1d(chunks, others[term]).size)
-        return beside
-
-    @staticmethod
-    def _frequency(snapshot: _Snapshot, term: str) -> int:
-        row = snapshot.vocabulary.get(term)
-        if row is None:
-            return 0
-        begin, end = snapshot.indptr[row], snapshot.indptr[row + 1]
-        return int(snapshot.searchable[snapshot.columns[begin:end]].sum())
 
     @property
     def reload_count(self) -> int:
