@@ -15,6 +15,11 @@ pairs it decides are counted:
   contradictions (or "not entailed").
 - only: the only one of a kind against others of it (``FactCheck.opposed``
   holding "only"): should fall on contradictions.
+- contrast: the opposite of a hypothesis word in the one clause of a
+  contrasting sentence that holds most of the hypothesis, where another
+  clause holds the word itself ("The coolest month is June, while the
+  warmest is January" against "The warmest month is June";
+  ``facts.opposed_in_clause``): should fall on contradictions.
 - negation: the fact check's negation reading (``FactCheck.negation``), the
   reference the two above are compared with: the share of entailments among
   the pairs it flags is what a reading that denies costs; every Nth pair
@@ -37,7 +42,8 @@ sys.path.insert(0, str(REPO))
 
 from llmwiki.read.questions import kind_verdict  # noqa: E402
 from llmwiki.text import DETERMINERS, FORMS_OF_BE, tokens  # noqa: E402
-from llmwiki.verify.facts import check_facts  # noqa: E402
+from llmwiki.ingest.chunking import split_sentences  # noqa: E402
+from llmwiki.verify.facts import check_facts, opposed_in_clause  # noqa: E402
 
 LABELS = ("entailment", "neutral", "contradiction", "not entailed")
 
@@ -72,6 +78,11 @@ def main() -> None:
             if " only " in f" {premise.lower()} " and any(word.lower() in ("other", "others", "another") for word in tokens(hypothesis)):
                 if any(other == "only" for _, other in check_facts(hypothesis, [premise]).opposed):
                     found.append(("only", "no"))
+            if any(marker in f" {premise.lower()} " for marker in (";", " but ", " whereas ", " while ", " though ")):
+                held = {word.lower() for word in tokens(premise)}
+                in_clause = {pair for sentence in split_sentences(premise) for pair in opposed_in_clause(hypothesis, sentence) if pair[0].lower() in held}
+                if in_clause & set(check_facts(hypothesis, [premise]).opposed):
+                    found.append(("contrast", "no"))
             if number % args.every == 0 and (negation := check_facts(hypothesis, [premise]).negation) is not None:
                 found.append(("negation", f"no ({negation} negated)"))
             for key in found:
@@ -84,7 +95,7 @@ def main() -> None:
     for (reading, outcome), labels in sorted(counts.items()):
         total = sum(labels.values())
         print(f"{reading:<10}{outcome:<24}{total:>7}" + "".join(f"{labels[label]:>15}" for label in LABELS) + f"{labels['entailment'] / total:>16.3f}")
-    for reading in sorted({"kinds", "only", "negation"} - {reading for reading, _ in counts}):
+    for reading in sorted({"kinds", "only", "contrast", "negation"} - {reading for reading, _ in counts}):
         print(f"{reading:<10}{'(decides no pair)':<24}{0:>7}")
     print("examples (premise || hypothesis):")
     for (reading, outcome), labels in sorted(counts.items()):

@@ -158,11 +158,12 @@ def test_bench_readings_runs_on_a_tiny_pool(tmp_path):
         {"p": "A kangaroo is a marsupial from the family Macropodidae.", "h": "A kangaroo is a mammal.", "y": 0},
         {"p": "He was the only sitting U.S. President to visit the country.", "h": "Other US presidents have visited the country.", "y": 2},
         {"p": "Volta was not born in Como.", "h": "Volta was born in Como.", "y": 2},
+        {"p": "The coolest month is June, while the warmest is January.", "h": "The warmest month is June.", "y": 2},
     ]
     pool = tmp_path / "pool.jsonl.gz"
     pool.write_bytes(gzip.compress("".join(json.dumps(pair) + "\n" for pair in pairs).encode()))
     result = _run("readings.py", "--pool", pool, "--every", "1")
-    rows = {tuple(line.split()[:3]): line.split() for line in result.stdout.splitlines() if line.split()[:1] in (["kinds"], ["only"], ["negation"])}
+    rows = {tuple(line.split()[:3]): line.split() for line in result.stdout.splitlines() if line.split()[:1] in (["kinds"], ["only"], ["contrast"], ["negation"])}
     assert rows[("kinds", "no", "(WordNet)")][3] == "1" and rows[("kinds", "yes", "(WordNet)")][3] == "1"  # each pair where it belongs
-    assert rows[("only", "no", "1")] and rows[("negation", "no", "(evidence")]
+    assert rows[("only", "no", "1")] and rows[("contrast", "no", "1")] and rows[("negation", "no", "(evidence")]
 

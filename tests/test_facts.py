@@ -277,6 +277,24 @@ def test_an_only_that_says_something_else_denies_nothing():
     assert check_facts("There are many other ways to do it.", ["That is the only way to do it."]).opposed  # control
 
 
+def test_a_contrasting_clause_opposes_the_word_its_other_clause_holds():
+    climate = ["The coolest month is June, while the warmest is January."]
+    check = check_facts("Uruguay's warmest month is June.", climate)
+    assert check.opposed == (("warmest", "coolest"),) and check.contradicted  # June stands with "coolest", not "warmest"
+    assert not check_facts("Uruguay's warmest month is January.", climate).opposed  # control: the clause that says it
+    assert not check_facts("Uruguay's coolest month is June.", climate).opposed  # control: the other clause
+    assert not check_facts("Uruguay's warmest month is June.", ["The coolest month is June and the warmest is January."]).opposed  # no contrast
+
+
+def test_a_claim_that_joins_the_clauses_or_moves_the_word_is_not_opposed():
+    ship = ["It was built as a nuclear merchant ship, one of four such vessels ever constructed, but never carried commercial cargo."]
+    assert not check_facts("It was built as a nuclear merchant ship, never carried commercial cargo.", ship).opposed  # says both clauses
+    parents = ["Parents who warmly, but firmly, require their inhibited child to try new things reduce its stress."]
+    assert not check_facts("Parents require their kids to try new things.", parents).opposed  # "child" is not in the place of "parents"
+    details = ["The details of what happened that morning are complex, but they play out a simple theme."]
+    assert check_facts("The details of what happened that morning are simple.", details).opposed == (("simple", "complex"),)  # control
+
+
 def test_the_shipped_tables_are_what_the_builder_makes_from_wordnet(tmp_path):
     from llmwiki.verify.lexicon import KINDS_TABLE, TABLE, Lexicon, data_folder, write_kinds, write_table
 

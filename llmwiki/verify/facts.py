@@ -298,15 +298,55 @@ class FactCheck:
         return "; ".join(parts) or None
 
 
-def _anchor_sentence(window: str, terms: set[str]) -> list[str]:
+def _anchor_sentence(window: str, terms: set[str]) -> str:
     """The sentence of a window that shares most of the claim's stems (for polarity)."""
-    best, best_overlap = [], -1
+    best, best_overlap = "", -1
     for sentence in split_sentences(window):
-        words = tokens(sentence)
-        overlap = len(terms & {stem(word) for word in words})
+        overlap = len(terms & {stem(word) for word in tokens(sentence)})
         if overlap > best_overlap:
-            best, best_overlap = words, overlap
+            best, best_overlap = sentence, overlap
     return best
+
+
+# Where a sentence sets one statement against another: "The coolest month is June, while the warmest is January".
+_CONTRAST = re.compile(r";|\b(?:but|whereas|while|although|though)\b", re.IGNORECASE)
+
+
+def opposed_in_clause(claim: str, sentence: str) -> list[tuple[str, str]]:
+    """(the claim's word, its opposite) where the sentence parts at a contrast and the one clause that holds most of
+    the claim's stems holds the opposite of a claim word that only another clause holds: "Uruguay's warmest month is
+    June" against "The coolest month is June, while the warmest is January" (warmest, coolest). The sentence as a
+    whole holds "warmest", so the opposite read over the whole sentence finds nothing. Two clauses that hold as many
+    of the claim's stems decide nothing."""
+    lexicon = default_lexicon()
+    if lexicon is None:
+        return []
+    claim_words = tokens(claim)
+    terms = {stem(word) for word in _content(claim_words)}
+    clauses = [words for words in (tokens(part) for part in _CONTRAST.split(sentence)) if words]
+    if len(clauses) < 2:
+        return []
+    held = sorted(((len(terms & {stem(word) for word in words}), index) for index, words in enumerate(clauses)), reverse=True)
+    if held[0][0] == held[1][0]:
+        return []
+    clause = clauses[held[0][1]]
+    clause_stems = {stem(word) for word in clause}
+    elsewhere = {stem(word) for index, words in enumerate(clauses) if index != held[0][1] for word in words} & terms - clause_stems
+    if len(elsewhere) != 1:
+        return []  # the claim joins what the clauses say ("built as a merchant ship, never carried cargo"), or asks none of it
+    clause_lower = {word.lower() for word in clause}
+    claim_lower = {word.lower() for word in claim_words}
+    opposed = []
+    lowered = [word.lower() for word in clause]
+    for index, word in enumerate(claim_words):
+        if word.lower() in clause_lower or (word.lower() in STOPWORDS and word.lower() not in QUANTIFIERS):
+            continue
+        beside = ({claim_words[index - 1].lower()} if index else set(), {claim_words[index + 1].lower()} if index + 1 < len(claim_words) else set())
+        other = next((other for place, other in enumerate(clause) if other.lower() not in claim_lower and lexicon.opposes(word, other)
+                      and (place and lowered[place - 1] in beside[0] or place + 1 < len(clause) and lowered[place + 1] in beside[1])), None)
+        if other is not None:  # in the word's place: a word beside it the same ("warmest month", "coolest month")
+            opposed.append((word, other))
+    return opposed
 
 
 def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] | None = None, names: frozenset[str] | None = None) -> FactCheck:
@@ -391,6 +431,9 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     missing_lowered = {word.lower() for word in missing_numbers}
     opposed += [pair for pair in _ranked_superlatives(claim, anchor) if pair[0].lower() not in missing_lowered]  # "second" may be a number already
     opposed += _only_against_other(claim_words, anchor_words)
+    evidence_sentence = _anchor_sentence(anchor, all_terms)
+    read = {word.lower() for word, _ in opposed}
+    opposed += [pair for pair in opposed_in_clause(claim, evidence_sentence) if pair[0].lower() not in read]
     claim_genders = {GENDER[word.lower()]: word for word in claim_words if word.lower() in GENDER}
     anchor_genders = {GENDER[word.lower()]: word for word in anchor_words if word.lower() in GENDER}
     for gender, word in claim_genders.items():  # "she" where the evidence only says "he"
@@ -400,7 +443,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     # Which shared words are negated, not whether any is: "Fillmore did not turn down the honor, ... neither the
     # literary nor scientific attainment" negates "turn", which "Fillmore turned down the honor, ... neither the
     # literary nor ..." does not, though both hold a negation.
-    evidence_words = _anchor_sentence(anchor, all_terms)
+    evidence_words = tokens(evidence_sentence)
     shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
     claim_negated = _negated(claim_words, shared)
     evidence_negated = _negated(evidence_words, shared)
