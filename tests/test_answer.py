@@ -446,6 +446,33 @@ def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_tha
     assert control.verdict == "yes"  # nothing as close opposes it
 
 
+def test_a_sentence_as_close_that_the_model_reads_as_contradicting_it_more_than_the_best_supports_it_answers_no():
+    import numpy as np
+
+    from llmwiki.read.answer import _Candidate, _yes_no
+
+    class Reads:  # a stand-in model: a weak yes from the sentence on corruption, a contradiction from "undemocratic"
+        name = "stand-in"
+
+        def __init__(self, contradiction: float) -> None:
+            self.contradiction = contradiction
+
+        def score(self, premises, hypotheses):
+            return np.array([[0.05, 0.95 - self.contradiction, self.contradiction] if "undemocratic" in premise else [0.7, 0.25, 0.05]
+                             if "supported" in premise else [0.55, 0.4, 0.05] for premise in premises])
+
+    statement = "Wilson supported the committee system."
+    weak = _Candidate("Wilson also believed that the committee system facilitated corruption.", 1, 0, "", "Woodrow Wilson")
+    against = _Candidate("Wilson said that the committee system was undemocratic.", 2, 1, "", "Woodrow Wilson")
+    assert _yes_no(statement, [weak], Reads(0.6), names=frozenset({"wilson"}), subject=("Wilson",)).verdict == "yes"  # alone, a weak yes
+    reply = _yes_no(statement, [weak, against], Reads(0.6), names=frozenset({"wilson"}), subject=("Wilson",))
+    assert reply.verdict == "no" and "undemocratic" in reply.text
+    assert _yes_no(statement, [weak, against], Reads(0.52), names=frozenset({"wilson"}), subject=("Wilson",)).verdict == "yes"  # control: weaker than the support
+    strong = _Candidate("Wilson supported the committee system in 1885.", 3, 0, "", "Woodrow Wilson")
+    control = _yes_no(statement, [strong, against], Reads(0.6), names=frozenset({"wilson"}), subject=("Wilson",))
+    assert control.verdict == "yes" and "1885" in control.text  # control: the support is stronger than the contradiction
+
+
 def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
     import numpy as np
 

@@ -401,7 +401,8 @@ class _Judged(NamedTuple):
 def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
             negation: str | None = None, policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
     """Score the statement against the best sentences about the question's subject: yes when one supports it and
-    none that holds as many of its words opposes it; no when the closest one states otherwise (a fact opposed or
+    none that holds as many of its words opposes it (by a fact check, or by the model's contradiction where that is
+    stronger than the support and the sentence speaks to the statement); no when the closest one states otherwise (a fact opposed or
     negated, another number of its kind or another word in a name's place: ``FactCheck.contradicted``; or the
     model's contradiction, where the sentence leaves none of the statement's numbers out) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to
     support it is no "no", and a year or a name it leaves out is no denial); else unsettled; each quoting its
@@ -448,7 +449,16 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     # A sentence that puts another word in the place of one of the statement's ("Indonesia is a republic with a
     # presidential system" for "a monarchy with ...") holds its other words: only the model can say the two agree.
     replaced = bool(best.check.replaced_words) and best.entailment < policy.yes_threshold
-    if best.score >= policy.yes_threshold and not opposed and not replaced and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
+    # A sentence that holds as many of its words and speaks to it, which the model reads as contradicting the
+    # statement more than the best reads as entailing it, opposes it too: "Wilson said that the committee system was
+    # fundamentally undemocratic" (contradiction 0.59) against "Wilson also believed that the Committee System
+    # facilitated corruption" (entailment 0.35), for "Wilson supported the committee system".
+    contested = next((item for item in judged if item is not best and item.check.coverage >= best.check.coverage
+                      and item.contradiction >= policy.no_contradiction and item.contradiction > best.entailment
+                      and not item.check.unrivalled_numbers and _speaks_to(statement, subject, item.check, item.candidate, policy=policy)), None)
+    if contested is not None and not opposed and best.score >= policy.yes_threshold:
+        closest = contested
+    if best.score >= policy.yes_threshold and not opposed and contested is None and not replaced and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
         # Probed where the two read differently: a negated statement against a sentence whose clause on it holds no
         # negation, or the other way round. Where both negate it ("The scientific community did not reserve great
         # attention ..."), the sentence says what the statement says and the model's missed "not" decides nothing.
