@@ -81,7 +81,7 @@ def main() -> None:
             if any(marker in f" {premise.lower()} " for marker in (";", " but ", " whereas ", " while ", " though ")):
                 held = {word.lower() for word in tokens(premise)}
                 in_clause = {pair for sentence in split_sentences(premise) for pair in opposed_in_clause(hypothesis, sentence) if pair[0].lower() in held}
-                if in_clause & set(check_facts(hypothesis, [premise]).opposed):
+                if in_clause and in_clause & set(check_facts(hypothesis, [premise]).opposed):
                     found.append(("contrast", "no"))
             if number % args.every == 0 and (negation := check_facts(hypothesis, [premise]).negation) is not None:
                 found.append(("negation", f"no ({negation} negated)"))

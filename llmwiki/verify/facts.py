@@ -20,8 +20,11 @@ against its anchor, the evidence window that best holds its wording:
   negates), a word whose WordNet
   antonym stands in the anchor where the word does not ("western" for
   "eastern", "lower" for "higher", "few" for "many": quantifiers count
-  though they are stopwords; see ``lexicon``), and a pronoun of the
-  other gender than the anchor's ("she" where the evidence says "he").
+  though they are stopwords; see ``lexicon``), the same in the one clause
+  of a contrasting sentence that holds most of the claim ("coolest" for
+  "warmest" in "The coolest month is June, while the warmest is January"),
+  and a pronoun of the other gender than the anchor's ("she" where the
+  evidence says "he").
 
 The anchor is chosen by the sentence's other content words (its predicate),
 not by its names and numbers, and shorter windows win ties: a name swapped
