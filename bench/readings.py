@@ -79,8 +79,7 @@ def main() -> None:
                 if any(other == "only" for _, other in check_facts(hypothesis, [premise]).opposed):
                     found.append(("only", "no"))
             if any(marker in f" {premise.lower()} " for marker in (";", " but ", " whereas ", " while ", " though ")):
-                held = {word.lower() for word in tokens(premise)}
-                in_clause = {pair for sentence in split_sentences(premise) for pair in opposed_in_clause(hypothesis, sentence) if pair[0].lower() in held}
+                in_clause = {pair for sentence in split_sentences(premise) for pair in opposed_in_clause(hypothesis, sentence)}
                 if in_clause and in_clause & set(check_facts(hypothesis, [premise]).opposed):
                     found.append(("contrast", "no"))
             if number % args.every == 0 and (negation := check_facts(hypothesis, [premise]).negation) is not None:

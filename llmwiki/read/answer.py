@@ -402,10 +402,11 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
             negation: str | None = None, policy: AnswerPolicy = ANSWER_POLICY) -> ExtractiveReply:
     """Score the statement against the best sentences about the question's subject: yes when one supports it and
     none that holds as many of its words opposes it (by a fact check, or by the model's contradiction where that is
-    stronger than the support and the sentence speaks to the statement); no when the closest one states otherwise (a fact opposed or
-    negated, another number of its kind or another word in a name's place: ``FactCheck.contradicted``; or the
-    model's contradiction, where the sentence leaves none of the statement's numbers out) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to
-    support it is no "no", and a year or a name it leaves out is no denial); else unsettled; each quoting its
+    stronger than the support and the sentence speaks to the statement); no when the closest one states otherwise
+    (a fact opposed or negated, another number of its kind or another word in a name's place:
+    ``FactCheck.contradicted``; or the model's contradiction, where the sentence leaves none of the statement's
+    numbers out) and speaks to what the statement says (``_speaks_to``: a sentence that merely fails to support it
+    is no "no", and a year or a name it leaves out is no denial); else unsettled; each quoting its
     sentence. A sentence about someone else is never read: "In 1919, Canada joined the League of Nations" denies
     nothing about the U.S. (and "In 1482, the
     Portuguese built the Elmina Castle" nothing about the Dutch, short of knowing that a castle is built once).

@@ -342,7 +342,7 @@ def opposed_in_clause(claim: str, sentence: str) -> list[tuple[str, str]]:
     opposed = []
     lowered = [word.lower() for word in clause]
     for index, word in enumerate(claim_words):
-        if word.lower() in clause_lower or (word.lower() in STOPWORDS and word.lower() not in QUANTIFIERS):
+        if stem(word) not in elsewhere or word.lower() in clause_lower:
             continue
         beside = ({claim_words[index - 1].lower()} if index else set(), {claim_words[index + 1].lower()} if index + 1 < len(claim_words) else set())
         other = next((other for place, other in enumerate(clause) if other.lower() not in claim_lower and lexicon.opposes(word, other)
