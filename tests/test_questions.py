@@ -28,6 +28,8 @@ from llmwiki.read.questions import (
     ("When was Volta born?", "when"), ("In what year did he die?", "when"), ("Who invented the battery?", "who"), ("Where was Celsius born?", "where"),
     ("How many species are there?", "how_many"), ("How long is the river?", "how_much"), ("Which spice attracted traders?", "which"),
     ("What color are polar bears?", "what"), ("Why did he resign?", "why"), ("Is Canada bigger or smaller than Egypt?", "other"),
+    ("Does an otter give birth or lay eggs?", "other"), ("Is Ford one of four Presidents to live to 90 or more years of age?", "yes_no"),
+    ("Is he 18 or older?", "yes_no"), ("Is it 18 or 19 years old?", "other"),
 ])
 def test_question_kinds(question, kind):
     assert shape(question).kind == kind

@@ -495,6 +495,11 @@ def names_subject(subject: Sequence[str], text: str, *, title: str = "") -> bool
     return not modifiers or any(stem(word) in held for word in modifiers) or stem(head) in {stem(word) for word in tokens(title)}
 
 
+# An "or" that offers alternatives to choose from ("Is Canada bigger or smaller than Egypt?", "Does an otter give birth
+# or lay eggs?"), not one that ends a range or a count ("to live to 90 or more years", "18 or older", "true or not").
+_ALTERNATIVES = re.compile(r"\bor\b(?! (?:more|less|fewer|so|not|later|earlier|older|younger|longer|above|below|over|under)\b)")
+
+
 def shape(question: str) -> QuestionShape:
     """Classify a question by what it asks for."""
     text = " ".join(question.split())
@@ -505,7 +510,7 @@ def shape(question: str) -> QuestionShape:
     if not words:
         return QuestionShape("other")
     first = words[0]
-    if first in AUXILIARIES and " or " not in lowered:
+    if first in AUXILIARIES and not _ALTERNATIVES.search(lowered):
         return QuestionShape("yes_no", statement=to_statement(text), names=names)
     if "how many" in lowered:
         return QuestionShape("how_many", names=names, wants_more=wants_more)
