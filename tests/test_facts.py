@@ -287,8 +287,10 @@ def test_a_contrasting_clause_opposes_the_word_its_other_clause_holds():
 
 
 def test_a_claim_that_joins_the_clauses_or_moves_the_word_is_not_opposed():
-    ship = ["It was built as a nuclear merchant ship, one of four such vessels ever constructed, but never carried commercial cargo."]
-    assert not check_facts("It was built as a nuclear merchant ship, never carried commercial cargo.", ship).opposed  # says both clauses
+    seasons = ["Summers are hot in the far north, while winters are cold and wet in the south."]
+    # two words from the other clause: the claim mixes the clauses, and is not read as one word put in another's place
+    assert not check_facts("Summers are cold and wet in the far north.", seasons).opposed
+    assert check_facts("Summers are cold in the far north.", seasons).opposed == (("cold", "hot"),)  # control: one word from the other clause
     parents = ["Parents who warmly, but firmly, require their inhibited child to try new things reduce its stress."]
     assert not check_facts("Parents require their kids to try new things.", parents).opposed  # "child" is not in the place of "parents"
     details = ["The details of what happened that morning are complex, but they play out a simple theme."]

@@ -450,15 +450,24 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
     # A sentence that puts another word in the place of one of the statement's ("Indonesia is a republic with a
     # presidential system" for "a monarchy with ...") holds its other words: only the model can say the two agree.
     replaced = bool(best.check.replaced_words) and best.entailment < policy.yes_threshold
+    # The model's contradiction alone is a "no" only where the sentence holds the statement's numbers: one that leaves
+    # a year out, stating none in its place ("Upton noted the bill exempts private firearm transfers ..." for "In 2019
+    # Upton supported a bill ..."), is silent on it, and the model reads the gap as a contradiction. A name is left to
+    # the model: a rival name need not stand in its slot ("English and French are the official languages" denies
+    # "Canada's official language is Zulu").
+    def model_denies(item: _Judged) -> bool:
+        return item.contradiction >= policy.no_contradiction and not item.check.unrivalled_numbers
+
     # A sentence that holds as many of its words and speaks to it, which the model reads as contradicting the
     # statement more than the best reads as entailing it, opposes it too: "Wilson said that the committee system was
     # fundamentally undemocratic" (contradiction 0.59) against "Wilson also believed that the Committee System
     # facilitated corruption" (entailment 0.35), for "Wilson supported the committee system".
-    contested = next((item for item in judged if item is not best and item.check.coverage >= best.check.coverage
-                      and item.contradiction >= policy.no_contradiction and item.contradiction > best.entailment
-                      and not item.check.unrivalled_numbers and _speaks_to(statement, subject, item.check, item.candidate, policy=policy)), None)
-    if contested is not None and not opposed and best.score >= policy.yes_threshold:
-        closest = contested
+    contested = None
+    if best.score >= policy.yes_threshold and not opposed:
+        contested = next((item for item in judged if item is not best and item.check.coverage >= best.check.coverage and model_denies(item)
+                          and item.contradiction > best.entailment and _speaks_to(statement, subject, item.check, item.candidate, policy=policy)), None)
+        if contested is not None:
+            closest = contested  # the no below reads it
     if best.score >= policy.yes_threshold and not opposed and contested is None and not replaced and (not relation or _holds_relation(relation, _about_text(best.candidate), policy)):
         # Probed where the two read differently: a negated statement against a sentence whose clause on it holds no
         # negation, or the other way round. Where both negate it ("The scientific community did not reserve great
@@ -468,15 +477,9 @@ def _yes_no(statement: str, ranked: Sequence[_Candidate], verifier, *, names: fr
             if denied >= policy.negation_entailment and denied > best.entailment:
                 return ExtractiveReply(f"No — {_quote(best.candidate)} (it supports \"{negation}\" better than the question's statement)", verdict="no")
         return ExtractiveReply(f"Yes — {_quote(best.candidate)}", verdict="yes")
-    # The model's contradiction alone is a "no" only where the sentence holds the statement's numbers: one that leaves
-    # a year out, stating none in its place ("Upton noted the bill exempts private firearm transfers ..." for "In 2019
-    # Upton supported a bill ..."), is silent on it, and the model reads the gap as a contradiction. A name is left to
-    # the model: a rival name need not stand in its slot ("English and French are the official languages" denies
-    # "Canada's official language is Zulu").
-    silent = bool(closest.check.unrivalled_numbers)
     if other_event:  # the sentence that states the year supports it but was no yes (another word in a place, or silent on the rest)
         return ExtractiveReply(f"The sources do not settle this — the closest passage: {_quote(best.candidate)}")
-    if (closest.check.contradicted or closest.contradiction >= policy.no_contradiction and not silent) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
+    if (closest.check.contradicted or model_denies(closest)) and _speaks_to(statement, subject, closest.check, closest.candidate, policy=policy):
         why = _why_not(closest.check, statement)
         if not closest.check.contradicted:
             why = "; ".join(filter(None, ("the passage contradicts it", why)))

@@ -321,32 +321,28 @@ def opposed_in_clause(claim: str, sentence: str) -> list[tuple[str, str]]:
     June" against "The coolest month is June, while the warmest is January" (warmest, coolest). The sentence as a
     whole holds "warmest", so the opposite read over the whole sentence finds nothing. Two clauses that hold as many
     of the claim's stems decide nothing."""
+    clauses = [words for words in (tokens(part) for part in _CONTRAST.split(sentence)) if words]
     lexicon = default_lexicon()
-    if lexicon is None:
-        return []
+    if len(clauses) < 2 or lexicon is None:
+        return []  # read on every anchor sentence: most part at no contrast, and nothing more is asked of them
     claim_words = tokens(claim)
     terms = {stem(word) for word in _content(claim_words)}
-    clauses = [words for words in (tokens(part) for part in _CONTRAST.split(sentence)) if words]
-    if len(clauses) < 2:
-        return []
     held = sorted(((len(terms & {stem(word) for word in words}), index) for index, words in enumerate(clauses)), reverse=True)
     if held[0][0] == held[1][0]:
         return []
-    clause = clauses[held[0][1]]
-    clause_stems = {stem(word) for word in clause}
-    elsewhere = {stem(word) for index, words in enumerate(clauses) if index != held[0][1] for word in words} & terms - clause_stems
+    written = clauses[held[0][1]]
+    clause = [word.lower() for word in written]
+    elsewhere = {stem(word) for index, words in enumerate(clauses) if index != held[0][1] for word in words} & terms - {stem(word) for word in clause}
     if len(elsewhere) != 1:
         return []  # the claim joins what the clauses say ("built as a merchant ship, never carried cargo"), or asks none of it
-    clause_lower = {word.lower() for word in clause}
-    claim_lower = {word.lower() for word in claim_words}
+    claim_lower = [word.lower() for word in claim_words]
     opposed = []
-    lowered = [word.lower() for word in clause]
     for index, word in enumerate(claim_words):
-        if stem(word) not in elsewhere or word.lower() in clause_lower:
+        if stem(word) not in elsewhere:
             continue
-        beside = ({claim_words[index - 1].lower()} if index else set(), {claim_words[index + 1].lower()} if index + 1 < len(claim_words) else set())
-        other = next((other for place, other in enumerate(clause) if other.lower() not in claim_lower and lexicon.opposes(word, other)
-                      and (place and lowered[place - 1] in beside[0] or place + 1 < len(clause) and lowered[place + 1] in beside[1])), None)
+        before, after = claim_lower[index - 1] if index else None, claim_lower[index + 1] if index + 1 < len(claim_lower) else None
+        other = next((written[place] for place, other in enumerate(clause) if other not in claim_lower and lexicon.opposes(word, other)
+                      and (place and clause[place - 1] == before or place + 1 < len(clause) and clause[place + 1] == after)), None)
         if other is not None:  # in the word's place: a word beside it the same ("warmest month", "coolest month")
             opposed.append((word, other))
     return opposed
