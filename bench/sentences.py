@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.ingest.chunking import sentence_spans  # noqa: E402
+from llmwiki.text.segment import sentence_spans  # noqa: E402
 
 
 def paragraphs(path: Path, *, longest: int = 8) -> list[tuple[str, set[int]]]:

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ValidationError
 
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
-from llmwiki.ingest.chunking import sentence_spans
+from llmwiki.text.segment import is_whole_sentence, segments
 from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint
@@ -124,7 +124,10 @@ def source_sentences(chunks: Sequence[Chunk]) -> list[Sentence]:
     seen: set[tuple[int, int]] = set()
     sentences = []
     for chunk in chunks:
-        for start, end in sentence_spans(chunk.text):
+        for segment in segments(chunk.text):
+            if not segment.is_prose:
+                continue
+            start, end = segment.start, segment.end
             key = (chunk.page_number, chunk.start + start)
             if key in seen:
                 continue
@@ -136,7 +139,7 @@ def source_sentences(chunks: Sequence[Chunk]) -> list[Sentence]:
 
 def _is_prose(text: str) -> bool:
     words = text.split()
-    if not 6 <= len(words) <= 60 or text[-1] not in ".!?\"'”’)":
+    if not 6 <= len(words) <= 60 or not is_whole_sentence(text) or text.endswith(":"):
         return False
     if text.startswith(("*", "-", "#", "|", "[", "!", ":")) or "http" in text or "URL accessed" in text or "Retrieved" in text:
         return False

@@ -37,6 +37,15 @@ class PageText:
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """Text an extractor left out of a document, and why ("navigation", "running head", "contents", ...)."""
+
+    reason: str
+    text: str
+    page_number: int = 1
+
+
+@dataclass(frozen=True)
 class Extraction:
     """What an extractor read from a file."""
 
@@ -44,6 +53,7 @@ class Extraction:
     pages: tuple[PageText, ...]
     title: str | None = None
     notes: tuple[str, ...] = ()  # what the parsing library warned about (shown in the ingest report)
+    dropped: tuple[Dropped, ...] = ()  # page furniture left out, so a reader can check what was removed
 
     @property
     def char_count(self) -> int:

@@ -109,6 +109,7 @@ def binary_fixtures(tmp_path_factory) -> dict[str, Path]:
     return {
         "pdf": build.build_pdf(folder / "faraday.pdf"),
         "scanned_pdf": build.build_scanned_pdf(folder / "scan.pdf"),
+        "drawing_pdf": build.build_drawing_pdf(folder / "drawing.pdf"),
         "docx": build.build_docx(folder / "celsius.docx"),
     }
 

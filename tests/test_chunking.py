@@ -5,7 +5,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmwiki.ingest.chunking import chunk_page, chunk_pages, sentence_spans
+from llmwiki.ingest.chunking import chunk_page, chunk_pages
+from llmwiki.text.segment import sentence_spans
 from llmwiki.ingest.extract import _PageBuilder
 from llmwiki.records import PageText
 

@@ -44,7 +44,7 @@ def test_sample_workspace_ingests_every_format(tmp_path, count_tokens):
     assert seen[-1] == (7, 7)
     documents = workspace.store.documents(kind="source")
     assert {document.status for document in documents} == {"ready"}
-    assert {document.parser.split(" ")[0] for document in documents} == {"text", "markdown-it", "beautifulsoup+markdownify", "pypdf", "python-docx"}
+    assert {document.parser.split(" ")[0] for document in documents} == {"text", "markdown", "html", "pdf", "docx"}
     pdf = next(document for document in documents if document.path.endswith(".pdf"))
     assert len(workspace.store.pages(pdf.id)) > 1
     assert "Turin" in all_chunk_text(workspace, pdf.path)

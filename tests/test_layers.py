@@ -10,8 +10,8 @@ from conftest import REPO
 
 PACKAGE = REPO / "llmwiki"
 LAYERS = (
-    {"errors", "records", "text", "policy", "tools", "tracing", "prompts", "failpoints", "config", "models", "pages", "backends", "datasets", "embeddings",
-     "ingest", "ingest.chunking", "ingest.extract", "publish", "publish.history", "read", "read.ranker.cmuqa",
+    {"errors", "records", "text", "text.segment", "policy", "tools", "tracing", "prompts", "failpoints", "config", "models", "pages", "backends", "datasets", "embeddings",
+     "ingest", "ingest.chunking", "ingest.extract", "ingest.html", "ingest.pdf", "publish", "publish.history", "read", "read.ranker.cmuqa",
      "verify.lexicon", "verify.facts", "verify.calibrate", "verify.changes", "verify.train", "verify.pairs", "verify.onnx_nli", "verify.nli", "pgserver"},
     {"store.dialect"},
     {"store.schema"},

@@ -67,7 +67,7 @@ def test_the_check_finds_a_word_class_spelled_out_again_and_passes_other_lists()
 def test_no_module_defines_a_word_class_of_text_a_second_time():
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path == PACKAGE / "text.py":
+        if PACKAGE / "text" in path.parents:
             continue
         problems = redefinitions(path.read_text(encoding="utf-8"))
         if problems:

@@ -19,11 +19,10 @@ Each chunk's text is exactly ``page.text[start:end]``. The breadcrumb is that
 of the chunk's first new (non-overlap) sentence; extractors carry it across
 pages, so a section that runs over a page break keeps its heading path.
 
-Sentence boundaries here come from a fast regular expression, and every line
-break counts as one too (lists and tables break between rows): chunk edges only
-need to fall between sentences most of the time, and the budget is enforced
-regardless. Verification, where a sentence is the unit of judgement, uses a
-full sentence splitter.
+Sentence boundaries come from ``llmwiki.text.segment``, the one segmenter of
+llmwiki: a line break inside a paragraph is a space, and lists and tables break
+between items and rows; a code block is one unit, so it stays whole whenever it
+fits the budget.
 """
 
 from __future__ import annotations
@@ -33,46 +32,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from llmwiki.records import Block, Chunk, PageText
+from llmwiki.text.segment import sentence_spans
 
 TokenCounter = Callable[[str], int]
 
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st mt vs etc e.g i.e cf al fig no vol ed eds inc ltd co corp gen gov sen rep "
-    "jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k".split()
-)
-# A sentence ends at . ! or ? (with closing quotes or brackets, and any [c123] citations a wiki page puts
-# after it) before a capital, a digit or an opening quote; or at a line break.
-_SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?:[ \t]*\[c\d+\])*(?=\s+[\"'“‘(\[]?[A-Z0-9À-Ý])|\n")
 _WORD = re.compile(r"\S+")
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Split text into (start, end) spans of sentences, trimmed of whitespace."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end()
-        preceding = text[start:match.start()].rsplit(None, 1)
-        last_word = preceding[-1].rstrip(".") if preceding else ""
-        is_initial = len(last_word) == 1 and last_word.isupper()
-        if match.group().startswith(".") and (last_word.lower() in _ABBREVIATIONS or is_initial):
-            continue
-        spans.append((start, end))
-        start = end
-    spans.append((start, len(text)))
-    trimmed = []
-    for begin, finish in spans:
-        segment = text[begin:finish]
-        left = len(segment) - len(segment.lstrip())
-        right = len(segment.rstrip())
-        if right > left:
-            trimmed.append((begin + left, begin + right))
-    return trimmed
-
-
-def split_sentences(text: str) -> list[str]:
-    """The text's sentences (``sentence_spans``); the one sentence splitter of llmwiki (bench/sentences.py)."""
-    return [text[start:end] for start, end in sentence_spans(text)]
 
 
 @dataclass(frozen=True)

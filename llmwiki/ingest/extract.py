@@ -16,16 +16,20 @@ from __future__ import annotations
 import re
 import zipfile
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
 from pathlib import Path
 
 import charset_normalizer
 from markdown_it import MarkdownIt
 
 from llmwiki.errors import IngestError, UnsupportedFileError
+from llmwiki.ingest.html import html_content
+from llmwiki.ingest.pdf import pdf_content
 from llmwiki.pages import read_frontmatter
 from llmwiki.records import Block, Extraction, PageText
 
+# Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
+# ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
+EXTRACTOR_VERSIONS = {"markdown": 2, "text": 2, "html": 2, "pdf": 2, "docx": 2}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -164,7 +168,7 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
             level = int(token.tag[1:])
             if level == 1 and first_h1 is None:
                 first_h1 = title
-            builder.add(title, breadcrumb.enter(level, title), is_heading=True)
+            builder.add(f"{'#' * level} {title}", breadcrumb.enter(level, title), is_heading=True)
         elif token.type == "html_block" and token.content.lstrip().startswith("<!--"):
             pass  # comments (such as a wiki page's section markers) are not content
         else:
@@ -181,7 +185,7 @@ def extract_markdown(data: bytes, path: Path) -> Extraction:
     builder = _PageBuilder()
     first_h1 = markdown_blocks(body, builder)
     title = meta.get("title") if isinstance(meta.get("title"), str) else first_h1
-    return Extraction(parser=f"markdown-it ({encoding})", pages=(builder.page(1),), title=title)
+    return Extraction(parser=f"markdown {EXTRACTOR_VERSIONS['markdown']} ({encoding})", pages=(builder.page(1),), title=title)
 
 
 def extract_text(data: bytes, path: Path) -> Extraction:
@@ -191,145 +195,37 @@ def extract_text(data: bytes, path: Path) -> Extraction:
         builder.add(paragraph, ())
     first_line = text.strip().split("\n", 1)[0].strip()
     title = first_line if 0 < len(first_line) <= 80 else None
-    return Extraction(parser=f"text ({encoding})", pages=(builder.page(1),), title=title)
-
-
-_MAX_HTML_DEPTH = 100
-_KEPT_WHEN_DEEP = frozenset({"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "tr", "td", "th", "br"})
-
-
-def _flatten_deep_nesting(root) -> None:
-    """Unwrap the container tags nested deeper than _MAX_HTML_DEPTH (their text stays where it was).
-
-    The Markdown converter recurses once per level; a real page can nest thousands of
-    <div>s, which would end in RecursionError. Depths are found without recursion.
-    """
-    depth = {id(root): 0}
-    deep = []
-    for element in root.descendants:
-        if getattr(element, "name", None) is None:
-            continue
-        level = depth.get(id(element.parent), 0) + 1
-        depth[id(element)] = level
-        if level > _MAX_HTML_DEPTH and element.name not in _KEPT_WHEN_DEEP:
-            deep.append(element)
-    for element in deep:
-        element.unwrap()
+    return Extraction(parser=f"text {EXTRACTOR_VERSIONS['text']} ({encoding})", pages=(builder.page(1),), title=title)
 
 
 def extract_html(data: bytes, path: Path) -> Extraction:
-    from bs4 import BeautifulSoup
-    from markdownify import MarkdownConverter
-
     text, encoding = decode_text(data, path)
-    soup = BeautifulSoup(text, "lxml")
-    for element in soup(["script", "style", "noscript", "template", "nav", "svg"]):
-        element.decompose()
-    title_tag = soup.find("title")
-    root = soup.find("main") or soup.find("article") or soup.body or soup
-    _flatten_deep_nesting(root)
-    markdown = MarkdownConverter(
-        heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False
-    ).convert_soup(root)
+    content = html_content(text)
     builder = _PageBuilder()
-    first_h1 = markdown_blocks(clean_text(markdown), builder)
-    title = title_tag.get_text(strip=True) if title_tag and title_tag.get_text(strip=True) else first_h1
-    return Extraction(parser=f"beautifulsoup+markdownify ({encoding})", pages=(builder.page(1),), title=title)
-
-
-def _pdf_outline_starts(reader) -> list[tuple[int, int, str]]:
-    """(page index, depth, title) of each outline entry, in reading order."""
-    starts: list[tuple[int, int, str]] = []
-
-    def walk(items: Iterable, depth: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, depth + 1)
-                continue
-            try:
-                starts.append((reader.get_destination_page_number(item), depth, str(item.title).strip()))
-            except Exception:  # a broken outline entry costs only its breadcrumb
-                continue
-
-    try:
-        walk(reader.outline, 1)
-    except Exception:
-        return []
-    return sorted(starts, key=lambda entry: entry[0])
-
-
-def _pdf_paragraphs(page_text: str) -> list[str]:
-    paragraphs = []
-    for paragraph in _BLANK_LINES.split(clean_text(page_text)):
-        joined = re.sub(r"(\w)-\n(\w)", r"\1\2", paragraph)
-        paragraphs.append(re.sub(r"\s+", " ", joined))
-    return paragraphs
-
-
-@contextmanager
-def _library_warnings(logger_name: str):
-    """Collect what a parsing library logs or warns (instead of letting it print to stderr); yields the messages."""
-    import logging
-    import warnings
-
-    messages: list[str] = []
-
-    class _Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
-
-    logger = logging.getLogger(logger_name)
-    handler, propagate = _Collect(level=logging.WARNING), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield messages
-        messages.extend(str(warning.message) for warning in caught)
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
+    first_h1 = markdown_blocks(clean_text(content.markdown), builder)
+    if not builder.blocks:
+        raise IngestError(path, "has no main content (only navigation, links or page furniture)", "Check that it is the page you meant, or remove it from sources/")
+    return Extraction(parser=f"html {EXTRACTOR_VERSIONS['html']} ({encoding})", pages=(builder.page(1),), title=content.title or first_h1, dropped=content.dropped)
 
 
 def extract_pdf(data: bytes, path: Path) -> Extraction:
-    import io
-
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
-    fix = "Re-export or re-download the PDF, then ingest it again"
-    with _library_warnings("pypdf") as warned:
-        try:
-            reader = PdfReader(io.BytesIO(data))
-            if reader.is_encrypted and not reader.decrypt(""):
-                raise IngestError(path, "is an encrypted PDF", "Save a copy without a password, then ingest that")
-            raw_pages = [page.extract_text() or "" for page in reader.pages]
-        except IngestError:
-            raise
-        except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, RecursionError) as err:
-            raise IngestError(path, f"is not a readable PDF ({type(err).__name__}: {err})", fix) from err
-    if not raw_pages:
-        raise IngestError(path, "is a PDF with no pages", fix)
-    outline = _pdf_outline_starts(reader)
+    content = pdf_content(data, path)
     breadcrumb = _Breadcrumb()
     pages = []
-    for index, raw in enumerate(raw_pages):
-        for _, depth, title in (entry for entry in outline if entry[0] == index):
-            breadcrumb.enter(depth, title)
+    for number, blocks in enumerate(content.pages, start=1):
         builder = _PageBuilder()
-        for paragraph in _pdf_paragraphs(raw):
-            builder.add(paragraph, breadcrumb.current)
-        pages.append(builder.page(index + 1))
+        for kind, text, level in blocks:
+            if kind == "section":  # an outline entry no line of the page says: it still names the section
+                breadcrumb.enter(level, text)
+            elif kind == "heading":
+                builder.add(text, breadcrumb.enter(level, text.lstrip("#").strip()), is_heading=True)
+            else:
+                builder.add(text, breadcrumb.current)
+        pages.append(builder.page(number))
     if not any(page.text for page in pages):
-        raise IngestError(path, "is a PDF with no text layer (scanned images?)", "Run OCR on it (e.g. ocrmypdf), then ingest the result")
-    metadata_title = None
-    try:
-        metadata_title = reader.metadata.title if reader.metadata else None
-    except Exception:
-        metadata_title = None
-    notes = tuple(f"pypdf: {message}" for message in dict.fromkeys(warned))
-    return Extraction(parser="pypdf", pages=tuple(pages), title=metadata_title or None, notes=notes[:5] + ((f"... and {len(notes) - 5} more warnings",) if len(notes) > 5 else ()))
+        raise IngestError(path, "has no text left once its page furniture is set aside (contents, index, running heads)", "Check that it is the document you meant, or remove it from sources/")
+    parser = f"pdf {EXTRACTOR_VERSIONS['pdf']} (pypdfium2{', OCR' if content.ocr_pages else ''})"
+    return Extraction(parser=parser, pages=tuple(pages), title=content.title, notes=content.notes, dropped=content.dropped)
 
 
 def _docx_heading_level(style_name: str) -> int | None:
@@ -356,17 +252,23 @@ def extract_docx(data: bytes, path: Path) -> Extraction:
     first_heading = None
     for item in items:
         if isinstance(item, Table):
-            rows = [" | ".join(cell.text.strip() for cell in row.cells) for row in item.rows]
+            rows = ["| " + " | ".join(" ".join(cell.text.split()).replace("|", "\\|") for cell in row.cells) + " |" for row in item.rows]
+            if rows:
+                rows.insert(1, "|" + " --- |" * len(item.rows[0].cells))
             builder.add("\n".join(rows), breadcrumb.current)
             continue
-        level = _docx_heading_level(item.style.name if item.style is not None else "")
-        if level is not None and item.text.strip():
-            first_heading = first_heading or item.text.strip()
-            builder.add(item.text, breadcrumb.enter(level, item.text.strip()), is_heading=True)
+        style = item.style.name if item.style is not None else ""
+        level = _docx_heading_level(style)
+        text = " ".join(item.text.split())
+        if level is not None and text:
+            first_heading = first_heading or text
+            builder.add(f"{'#' * level} {text}", breadcrumb.enter(level, text), is_heading=True)
+        elif text and style.startswith("List"):
+            builder.add(f"{'1.' if 'Number' in style else '-'} {text}", breadcrumb.current)
         else:
             builder.add(item.text, breadcrumb.current)
     title = document.core_properties.title or first_heading
-    return Extraction(parser="python-docx", pages=(builder.page(1),), title=title)
+    return Extraction(parser=f"docx {EXTRACTOR_VERSIONS['docx']}", pages=(builder.page(1),), title=title)
 
 
 EXTRACTORS: dict[str, Callable[[bytes, Path], Extraction]] = {

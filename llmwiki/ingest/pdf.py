@@ -1,0 +1,527 @@
+"""PDF pages become the Markdown a reader sees: paragraphs, headings, lists and code, without page furniture.
+
+A PDF holds positioned lines, not paragraphs. PDFium (pypdfium2: fast, and a permissive licence) gives the
+lines with their position, size and font; the rest is read from the layout, never from one manual's look:
+
+- **Page furniture**: a page's top and bottom lines that, with their page number taken off, recur at the
+  top or bottom of three pages or more are running heads and feet; a line there that is only a page number
+  ("12", "iv", "Page 3 of 10") goes too.
+- **Contents and index pages**: a page whose lines mostly end in a page number (rising, for contents;
+  after commas, for an index), and any line with a dot leader, are kept out of the text.
+- **Headings**: the PDF's outline titles where a line of their page says them; else a line set larger
+  than the body text (its level from the size), or a short line all in bold. A heading is written ``#``.
+- **Code**: lines set in a fixed-pitch font become a fenced code block, indentation kept.
+- **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
+  first line, at a bullet, or after a line that ends short of the column where the next line's first word
+  would have fitted. A word hyphenated across a line break is joined, unless the document itself writes
+  it with a hyphen elsewhere.
+- **Two columns**: where a page's lines fall in two columns side by side, the left is read first.
+
+A page with no text layer is read by OCR where Debian's ``tesseract-ocr`` is installed; without it, the
+document fails with the fix ("install tesseract-ocr"), never as an empty document that looks ingested.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from llmwiki.errors import IngestError
+from llmwiki.records import Dropped
+
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", "\u00ad": "-", "\x02": "-", "\ufffe": ""})  # U+FFFE: PDFium joined a word hyphenated across lines
+_MONO_NAME = re.compile(r"mono|courier|consol|menlo|inconsolata|typewriter|[a-z]tt\d|sfmono|code", re.IGNORECASE)
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|cmbx|cmb\d", re.IGNORECASE)
+_NUMBER = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
+_PAGE_NUMBER_ONLY = re.compile(rf"^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?$", re.IGNORECASE)
+_PAGE_NUMBER_AT_END = re.compile(rf"(?:^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?\s+|\s+(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?$)", re.IGNORECASE)
+_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{0,4}\s*$|(?:\s\.){3,}")
+_ENDS_IN_PAGE = re.compile(r"(?<![\d.,])(\d{1,4})$")
+_INDEX_ENTRY = re.compile(r",\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?)*$")
+_BULLET = re.compile(r"^(?:[•◦▪‣∙●○■□–—*·-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
+_TERMINAL = re.compile(r"[.!?:;][\"'”’)\]]*$")
+
+
+@dataclass
+class Line:
+    """One line of a PDF page, with what the layout says of it."""
+
+    text: str
+    x0: float
+    x1: float
+    top: float
+    bottom: float
+    size: float
+    mono: bool = False
+    bold: bool = False
+    kind: str = "text"  # text | heading | code | dropped
+    level: int = 0
+
+    @property
+    def words(self) -> list[str]:
+        return self.text.split()
+
+
+@dataclass
+class _Page:
+    number: int
+    width: float
+    height: float
+    lines: list[Line] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PdfContent:
+    """The pages as Markdown, the title, what was dropped, and notes for the ingest report."""
+
+    pages: tuple[tuple[tuple[str, str, int], ...], ...]  # per page: (kind, Markdown, heading level) of each block
+    title: str | None
+    dropped: tuple[Dropped, ...]
+    notes: tuple[str, ...] = ()
+    ocr_pages: int = 0
+
+
+# -- reading lines -------------------------------------------------------------------------
+
+
+class _Fonts:
+    """Font facts per text object's font, looked up once."""
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        self.cache: dict[int, tuple[bool, bool]] = {}
+        self.buffer = ctypes.create_string_buffer(256)
+
+    def of(self, textpage, index: int) -> tuple[bool, bool]:
+        raw = self.raw
+        flags = ctypes.c_int()
+        length = raw.FPDFText_GetFontInfo(textpage, index, self.buffer, 256, ctypes.byref(flags))
+        name = self.buffer.raw[: max(length - 1, 0)].decode("latin-1", "replace")
+        key = hash((name, flags.value))
+        found = self.cache.get(key)
+        if found is None:
+            weight = raw.FPDFText_GetFontWeight(textpage, index)
+            mono = bool(flags.value & 1) or bool(_MONO_NAME.search(name))
+            bold = weight >= 600 or bool(flags.value & 262144) or bool(_BOLD_NAME.search(name))
+            found = self.cache[key] = (mono, bold)
+        return found
+
+
+def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
+    textpage = page.get_textpage()
+    text = textpage.get_text_range()
+    count = raw.FPDFText_CountChars(textpage)
+    if count <= 0 or len(text) != count:
+        return _lines_from_plain(text, page.get_size())
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    lines: list[Line] = []
+    start = 0
+    for match in re.finditer(r"\r\n|\n|\r", text + "\n"):
+        end = match.start()
+        segment = text[start:end]
+        first = start
+        start = match.end()
+        if not segment.strip():
+            continue
+        indices = [first + offset for offset, char in enumerate(segment) if not char.isspace()]
+        xs0, xs1, bottoms, tops, sizes = [], [], [], [], []
+        for index in (indices[0], indices[len(indices) // 2], indices[-1]):
+            raw.FPDFText_GetCharBox(textpage, index, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+            xs0.append(left.value)
+            xs1.append(right.value)
+            bottoms.append(bottom.value)
+            tops.append(top.value)
+            sizes.append(raw.FPDFText_GetFontSize(textpage, index))
+        sample = indices[:: max(1, len(indices) // 6)][:8]
+        styles = [fonts.of(textpage, index) for index in sample]
+        lines.append(Line(
+            text=" ".join(segment.translate(_LIGATURES).split()),
+            x0=min(xs0), x1=max(xs1), top=max(tops), bottom=min(bottoms),
+            size=round(statistics.median(sizes), 1),
+            mono=all(style[0] for style in styles), bold=all(style[1] for style in styles),
+        ))
+    return lines
+
+
+def _lines_from_plain(text: str, size: tuple[float, float]) -> list[Line]:
+    """Lines without positions (a page whose characters could not be measured): one after another."""
+    width, height = size
+    lines = []
+    for position, line in enumerate(part for part in re.split(r"\r\n|\n|\r", text) if part.strip()):
+        lines.append(Line(text=" ".join(line.translate(_LIGATURES).split()), x0=0, x1=width, top=height - 12 * position, bottom=height - 12 * position - 10, size=10))
+    return lines
+
+
+# -- page furniture -----------------------------------------------------------------------------
+
+
+def _furniture_key(text: str) -> str:
+    stripped = _PAGE_NUMBER_AT_END.sub("", text.strip())
+    return re.sub(r"\d+", "#", " ".join(stripped.lower().split()))
+
+
+def _edge_lines(page: _Page) -> list[Line]:
+    """The top two and bottom two lines of a page (by position)."""
+    ordered = sorted(page.lines, key=lambda line: -line.top)
+    return ordered[:2] + ordered[-2:] if len(ordered) > 4 else ordered
+
+
+def _edge_number(text: str) -> int | None:
+    """The arabic number a line starts or ends with ("Chapter 4: Drawing 16" -> 16)."""
+    match = re.match(r"^(\d{1,4})\s", text) or re.search(r"\s(\d{1,4})$", text) or re.fullmatch(r"(\d{1,4})", text)
+    return int(match.group(1)) if match else None
+
+
+def _page_number_offset(pages: list[_Page]) -> int | None:
+    """The difference between printed page numbers and page positions, where most pages agree on one."""
+    offsets = Counter()
+    for position, page in enumerate(pages):
+        found = {number - position for line in _edge_lines(page) if (number := _edge_number(line.text)) is not None}
+        offsets.update(found)
+    if not offsets:
+        return None
+    offset, count = offsets.most_common(1)[0]
+    return offset if count >= max(3, 0.2 * len(pages)) else None
+
+
+def _drop_furniture(pages: list[_Page], dropped: list[Dropped]) -> None:
+    recurring = Counter()
+    for page in pages:
+        recurring.update({_furniture_key(line.text) for line in _edge_lines(page)})
+    offset = _page_number_offset(pages)
+    for page_index, page in enumerate(pages):
+        ordered = sorted(page.lines, key=lambda line: -line.top)
+        for position, line in enumerate(ordered):
+            at_edge = position < 2 or position >= len(ordered) - 2
+            if not at_edge:
+                continue
+            key = _furniture_key(line.text)
+            if _PAGE_NUMBER_ONLY.match(line.text.strip()) or not key:
+                reason = "page number"
+            elif len(line.words) <= 15 and (recurring[key] >= 3 or (offset is not None and _edge_number(line.text) == page_index + offset)):
+                reason = "running head or foot"
+            else:
+                continue
+            line.kind = "dropped"
+            dropped.append(Dropped(reason=reason, text=line.text, page_number=page.number))
+
+
+def _reference_page(lines: list[Line], page_count: int) -> str | None:
+    """'contents' or 'index' for a page of entries that end in page numbers; None for a page of text."""
+    texts = [line.text for line in lines if line.kind != "dropped"]
+    if len(texts) < 6:
+        return None
+    index_entries = sum(bool(_INDEX_ENTRY.search(text)) for text in texts)
+    if index_entries >= 0.4 * len(texts):
+        return "index"
+    numbers = []
+    for text in texts:
+        match = _ENDS_IN_PAGE.search(text)
+        if match and int(match.group(1)) <= page_count + 50 and len(text.split()) >= 2:
+            numbers.append(int(match.group(1)))
+    leaders = sum(bool(_DOT_LEADER.search(text)) for text in texts)
+    if len(numbers) >= 0.5 * len(texts) or leaders >= 0.3 * len(texts):
+        rising = sum(after >= before for before, after in zip(numbers, numbers[1:]))
+        if leaders >= 0.3 * len(texts) or rising >= 0.7 * max(len(numbers) - 1, 1):
+            return "contents"
+    return None
+
+
+# -- columns, headings, paragraphs ------------------------------------------------------------------
+
+
+def _reading_order(page: _Page) -> list[Line]:
+    """Lines top to bottom; on a page set in two columns, the left column first."""
+    lines = [line for line in page.lines if line.kind != "dropped"]
+    ordered = sorted(lines, key=lambda line: (-round(line.top), line.x0))
+    middle = page.width / 2
+    left = [line for line in lines if line.x1 < middle + 5]
+    right = [line for line in lines if line.x0 > middle - 5]
+    if len(left) >= 0.3 * len(lines) and len(right) >= 0.3 * len(lines) and len(left) + len(right) >= 0.8 * len(lines) and len(lines) >= 10:
+        side_by_side = sum(any(abs(line.top - other.top) < 2 for other in right) for line in left)
+        if side_by_side >= 0.3 * len(left):
+            spanning = [line for line in lines if line not in left and line not in right]
+            first_column_top = max((line.top for line in left + right), default=0)
+            above = [line for line in spanning if line.top >= first_column_top]
+            below = [line for line in spanning if line.top < first_column_top]
+            by_top = lambda group: sorted(group, key=lambda line: -line.top)  # noqa: E731
+            return by_top(above) + by_top(left) + by_top(right) + by_top(below)
+    return ordered
+
+
+def _normalised_title(text: str) -> str:
+    text = re.sub(r"^(?:chapter|section|part|appendix)?\s*[\dA-Z]{0,3}(?:\.\d+)*\.?\s+", "", text.strip(), flags=re.IGNORECASE)
+    return re.sub(r"\W+", " ", text.lower()).strip()
+
+
+def _mark_headings(pages: list[_Page], outline: list[tuple[int, int, str]], body_size: float) -> set[tuple[int, str]]:
+    """Mark heading lines; returns the (page index, normalised title) of the outline entries a line was found for."""
+    matched_entries: set[tuple[int, str]] = set()
+    by_page: dict[int, list[tuple[int, str]]] = {}
+    for page_index, depth, title in outline:
+        by_page.setdefault(page_index, []).append((depth, _normalised_title(title)))
+    larger = sorted({line.size for page in pages for line in page.lines if line.size >= body_size * 1.15 and line.kind == "text"}, reverse=True)
+    size_level = {size: min(position + 1, 4) for position, size in enumerate(larger)}
+    deepest = max([depth for _, depth, _ in outline] + [len(size_level), 1])
+    for page_number, page in enumerate(pages):
+        titles = by_page.get(page_number, []) + by_page.get(page_number - 1, [])
+        for line in page.lines:
+            if line.kind != "text":
+                continue
+            normalised = _normalised_title(line.text)
+            matched = next((depth for depth, title in titles if title and normalised == title), None)
+            if matched is not None:
+                line.kind, line.level = "heading", min(matched, 6)
+                matched_entries.update((index, normalised) for index in (page_number, page_number - 1))
+            elif line.size in size_level and len(line.words) <= 14 and not line.mono:
+                line.kind, line.level = "heading", size_level[line.size]
+            elif line.bold and not line.mono and len(line.words) <= 10 and not line.text.endswith((".", ",", ";")) and abs(line.size - body_size) < 1:
+                line.kind, line.level = "heading", min(deepest + 1, 6)
+    return matched_entries
+
+
+def _is_code(line: Line) -> bool:
+    return line.mono and line.kind == "text"
+
+
+def _page_blocks(lines: list[Line], *, body_size: float, column_right: float, hyphenated: set[str], full_text: str) -> list[tuple[str, str, int]]:
+    """(kind, Markdown, heading level) blocks of one page's lines in reading order."""
+    blocks: list[tuple[str, str, int]] = []
+    paragraph: list[Line] = []
+    code: list[Line] = []
+    pitch = _line_pitch(lines, body_size)
+
+    def close_paragraph() -> None:
+        nonlocal paragraph
+        if paragraph:
+            text = _join_lines(paragraph, hyphenated=hyphenated, full_text=full_text)
+            kind = "item" if _BULLET.match(paragraph[0].text) else "text"
+            if kind == "item":
+                text = "- " + _BULLET.sub("", text, count=1)
+            blocks.append((kind, text, 0))
+            paragraph = []
+
+    def close_code() -> None:
+        nonlocal code
+        if code:
+            left = min(line.x0 for line in code)
+            width = _char_width(code)
+            rendered = [" " * max(0, round((line.x0 - left) / width)) + line.text for line in code]
+            blocks.append(("code", "```\n" + "\n".join(rendered) + "\n```", 0))
+            code = []
+
+    previous: Line | None = None
+    for line in lines:
+        if line.kind == "heading":
+            close_paragraph()
+            close_code()
+            blocks.append(("heading", f"{'#' * line.level} {line.text}", line.level))
+            previous = None
+            continue
+        if _is_code(line):
+            close_paragraph()
+            code.append(line)
+            previous = line
+            continue
+        close_code()
+        if paragraph and previous is not None and _starts_paragraph(previous, line, pitch=pitch, column_right=column_right, body_size=body_size):
+            close_paragraph()
+        paragraph.append(line)
+        previous = line
+    close_paragraph()
+    close_code()
+    return blocks
+
+
+def _line_pitch(lines: list[Line], body_size: float) -> float:
+    gaps = [before.bottom - after.bottom for before, after in zip(lines, lines[1:]) if 0 < before.bottom - after.bottom < body_size * 3]
+    return statistics.median(gaps) if gaps else body_size * 1.2
+
+
+def _char_width(lines: list[Line]) -> float:
+    widths = [(line.x1 - line.x0) / len(line.text) for line in lines if len(line.text) >= 4]
+    return max(statistics.median(widths), 1.0) if widths else 5.0
+
+
+def _starts_paragraph(previous: Line, line: Line, *, pitch: float, column_right: float, body_size: float) -> bool:
+    """Whether line opens a new paragraph after previous."""
+    if previous.kind != "text":
+        return True
+    gap = previous.bottom - line.bottom
+    if gap > pitch * 1.4 or gap < -body_size:  # a wider gap, or a jump up (a new column)
+        return True
+    if _BULLET.match(line.text):
+        return True
+    if abs(line.size - previous.size) > 1:
+        return True
+    next_word = line.words[0] if line.words else ""
+    room = column_right - previous.x1
+    char_width = (previous.x1 - previous.x0) / max(len(previous.text), 1)
+    if room > (len(next_word) + 2) * char_width and not previous.text.endswith("-"):
+        return True  # the next line's first word would have fitted: the line was ended on purpose
+    indented = line.x0 - previous.x0 > 1.5 * char_width
+    return indented and _TERMINAL.search(previous.text) is not None
+
+
+_OPEN_URL = re.compile(r"\b(?:https?|ftp)://\S*[./#?=&-]$")
+
+
+def _join_lines(lines: list[Line], *, hyphenated: set[str], full_text: str) -> str:
+    text = lines[0].text
+    for line in lines[1:]:
+        if _OPEN_URL.search(text):
+            text = f"{text}{line.text}"  # an address broken at a line end
+            continue
+        match = re.search(r"([^\W\d_]+)-$", text)
+        first = re.match(r"([^\W\d_]+)", line.text)
+        if match and first and line.text[:1].islower():
+            joined = f"{match.group(1)}{first.group(1)}".lower()
+            hyphened = f"{match.group(1)}-{first.group(1)}".lower()
+            if hyphened in hyphenated and joined not in full_text:
+                text = f"{text}{line.text}"
+            else:
+                text = f"{text[:-1]}{line.text}"
+        else:
+            text = f"{text} {line.text}"
+    return text
+
+
+# -- OCR ------------------------------------------------------------------------------------
+
+
+def _ocr_page(page) -> str:
+    """The text of a page image, read by the tesseract command (raises IngestError where it is missing)."""
+    binary = shutil.which("tesseract")
+    if binary is None:
+        raise FileNotFoundError("tesseract")
+    bitmap = page.render(scale=300 / 72, grayscale=True)
+    pixels = bitmap.to_numpy()
+    height, width = pixels.shape[:2]
+    with tempfile.TemporaryDirectory() as folder:
+        image = Path(folder) / "page.pgm"
+        image.write_bytes(f"P5 {width} {height} 255\n".encode() + pixels.reshape(height, width).tobytes())
+        result = subprocess.run([binary, str(image), "stdout", "--psm", "3"], capture_output=True, timeout=300, check=False)
+    if result.returncode != 0:
+        raise OSError(result.stderr.decode("utf-8", "replace").strip()[:200])
+    return result.stdout.decode("utf-8", "replace")
+
+
+# -- the whole document ---------------------------------------------------------------------------
+
+
+def pdf_content(data: bytes, path: Path) -> PdfContent:
+    """Read a PDF's pages as Markdown (see the module docstring); raises IngestError on bad input."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    fix = "Re-export or re-download the PDF, then ingest it again"
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as err:
+        if "password" in str(err).lower():
+            raise IngestError(path, "is an encrypted PDF", "Save a copy without a password, then ingest that") from err
+        raise IngestError(path, f"is not a readable PDF ({err})", fix) from err
+    try:
+        page_count = len(document)
+        if page_count == 0:
+            raise IngestError(path, "is a PDF with no pages", fix)
+        fonts = _Fonts(raw)
+        pages: list[_Page] = []
+        ocr_texts: dict[int, str] = {}
+        missing_ocr = False
+        for index in range(page_count):
+            page = document[index]
+            width, height = page.get_size()
+            lines = _page_lines(page, raw, fonts)
+            if not lines and _has_images(page, raw):
+                try:
+                    ocr_texts[index] = _ocr_page(page)
+                except FileNotFoundError:
+                    missing_ocr = True
+                except (OSError, subprocess.SubprocessError) as err:
+                    raise IngestError(path, f"page {index + 1} has no text layer and OCR failed ({err})", "Check the tesseract-ocr installation, or run ocrmypdf on the file and ingest the result") from err
+            pages.append(_Page(number=index + 1, width=width, height=height, lines=lines))
+        outline = _outline(document)
+        metadata_title = (document.get_metadata_value("Title") or "").strip() or None
+    finally:
+        document.close()
+    if missing_ocr and not any(page.lines for page in pages):
+        raise IngestError(path, "has no text layer (a scanned PDF)", "Install tesseract-ocr (apt-get install tesseract-ocr) to read scanned PDFs, or run ocrmypdf on it and ingest the result")
+    if not any(page.lines for page in pages) and not any(text.strip() for text in ocr_texts.values()):
+        if not ocr_texts:
+            raise IngestError(path, "is a PDF with no text layer and no page images to read by OCR (only drawings, or blank pages)", "Export it again with its text, or run OCR (ocrmypdf) on a scan of it")
+        raise IngestError(path, "is a PDF with no text layer, and OCR found no text in its page images", "Check the scan's quality, or run ocrmypdf on it and ingest the result")
+    dropped: list[Dropped] = []
+    _drop_furniture(pages, dropped)
+    for page in pages:
+        reference = _reference_page(page.lines, page_count)
+        if reference:
+            for line in page.lines:
+                if line.kind != "dropped":
+                    line.kind = "dropped"
+            dropped.append(Dropped(reason=reference, text=f"page {page.number} ({len(page.lines)} lines)", page_number=page.number))
+            continue
+        for line in page.lines:
+            if line.kind != "dropped" and _DOT_LEADER.search(line.text):
+                line.kind = "dropped"
+                dropped.append(Dropped(reason="contents", text=line.text, page_number=page.number))
+    body_lines = [line for page in pages for line in page.lines if line.kind == "text"]
+    size_counts = Counter()
+    for line in body_lines:
+        size_counts[line.size] += len(line.text)
+    body_size = size_counts.most_common(1)[0][0] if size_counts else 10.0
+    found_in_text = _mark_headings(pages, outline, body_size)
+    full_text = "\n".join(line.text.lower() for line in body_lines)
+    hyphenated = set(re.findall(r"[^\W\d_]+-[^\W\d_]+", full_text))
+    rendered = []
+    for index, page in enumerate(pages):
+        if index in ocr_texts:
+            rendered.append(tuple(("text", paragraph, 0) for paragraph in re.split(r"\n\s*\n", ocr_texts[index]) if paragraph.strip()))
+            continue
+        ordered = _reading_order(page)
+        text_lines = [line for line in ordered if line.kind == "text"]
+        column_right = _column_right(text_lines, page.width)
+        sections = [("section", title, min(depth, 6)) for page_index, depth, title in outline
+                    if page_index == index and (index, _normalised_title(title)) not in found_in_text]
+        rendered.append(tuple(sections + _page_blocks(ordered, body_size=body_size, column_right=column_right, hyphenated=hyphenated, full_text=full_text)))
+    first_heading = next((text.lstrip("# ") for blocks in rendered for kind, text, level in blocks if kind == "heading" and level == 1), None)
+    if any(kind != "section" for blocks in rendered for kind, _, _ in blocks) is False:
+        raise IngestError(path, "has no text left once its page furniture is set aside (contents, index, running heads)", "Check that it is the document you meant, or remove it from sources/")
+    title = metadata_title or first_heading
+    notes = (f"{len(ocr_texts)} page(s) read by OCR (tesseract)",) if ocr_texts else ()
+    if missing_ocr:
+        notes += ("some pages have no text layer and were left out: install tesseract-ocr to read them",)
+    return PdfContent(pages=tuple(rendered), title=title, dropped=tuple(dropped), notes=notes, ocr_pages=len(ocr_texts))
+
+
+def _column_right(lines: list[Line], page_width: float) -> float:
+    """Where the lines of the page's text end, when they run full (the 90th percentile of their ends)."""
+    ends = sorted(line.x1 for line in lines)
+    if not ends:
+        return page_width
+    return ends[int(0.9 * (len(ends) - 1))]
+
+
+def _has_images(page, raw) -> bool:
+    return any(obj.type == raw.FPDF_PAGEOBJ_IMAGE for obj in page.get_objects(max_depth=2))
+
+
+def _outline(document) -> list[tuple[int, int, str]]:
+    """(page index, depth from 1, title) of each outline entry, in page order; none for a broken outline."""
+    entries = []
+    try:
+        for item in document.get_toc(max_depth=8):
+            destination, title = item.get_dest(), (item.get_title() or "").strip()
+            page_index = destination.get_index() if destination is not None else None
+            if page_index is not None and title:
+                entries.append((page_index, item.level + 1, title))
+    except Exception:  # a broken outline costs only its headings
+        return []
+    return sorted(entries, key=lambda entry: entry[0])
