@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
 from llmwiki.errors import LlmwikiError
@@ -112,18 +113,8 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
         # A relative path names a file here, else one in the workspace ("wiki/answers/x.md" from anywhere).
         named = [path if Path(path).exists() or Path(path).is_absolute() or not (workspace.root / path).exists() else workspace.root / path for path in paths]
         report = ingest_paths(workspace, named or None, copy=copy, on_progress=on_progress, generate=not no_wiki, services=services)
-    for outcome in report.outcomes:
-        if outcome.action in ("ingested", "updated"):
-            console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
-        for note in outcome.notes:
-            errors.print(f"  note      {outcome.path}: {note}", highlight=False, markup=False)
-    for outcome in report.problems:
-        errors.print(f"  [red]{outcome.action:<9}[/red] {outcome.reason}", highlight=False)
-    console.print(report.summary())
-    if report.finished:
-        console.print(f"Finished {len(report.finished)} source(s) an earlier run left without pages: {', '.join(report.finished)}", highlight=False, markup=False)
+    _print_ingest(workspace, report)
     if report.generation is not None:
-        _print_generation(report.generation)
         _hold(workspace, report.generation.pages, services)
     _recheck(workspace, report, services)
     totals = workspace.store.totals()
@@ -181,14 +172,24 @@ def mcp_command(workspace_path: str | None, http: str | None, allow_remote: bool
 def _print_ingest(workspace: Workspace, report) -> None:
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
-            console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
+            console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)", highlight=False, markup=False)
         for note in outcome.notes:
             errors.print(f"  note      {outcome.path}: {note}", highlight=False, markup=False)
     for outcome in report.problems:
-        errors.print(f"  [red]{outcome.action:<9}[/red] {outcome.reason}", highlight=False)
-    console.print(report.summary())
+        errors.print(f"  {outcome.action:<9} {outcome.reason}", highlight=False, markup=False, style="red")
+    reread = report.count("re-extracted")
+    if reread:
+        errors.print(f"note: {reread} source(s) were read by an older extractor and were read again with this release's; "
+                     "the pages written from them are rewritten and their verifications are outdated", highlight=False, markup=False)
+    console.print(report.summary(), highlight=False, markup=False)
+    if getattr(report, "finished", ()):
+        console.print(f"Finished {len(report.finished)} source(s) an earlier run left without pages: {', '.join(report.finished)}", highlight=False, markup=False)
     if report.generation is not None:
         _print_generation(report.generation)
+    if getattr(report, "relocated", ()):
+        console.print(f"Citations of {len(report.relocated)} page(s) now name the chunks that hold their quotes: {', '.join(report.relocated)}", highlight=False, markup=False)
+    for page, reason in getattr(report, "quotes_gone", ()):
+        errors.print(f"  stale     {page}: {reason}", highlight=False, markup=False)
 
 
 def _recheck(workspace: Workspace, report, services: Services) -> None:
@@ -699,8 +700,9 @@ def trace(workspace_path: str | None) -> None:
 
 @cli.command()
 @workspace_option
-def status(workspace_path: str | None) -> None:
-    """Documents by kind and status, and every failure with its reason."""
+@click.option("--documents", "per_document", is_flag=True, help="Also list what was read from each source: extractor, sections, sentences, code, tables, furniture left out.")
+def status(workspace_path: str | None, per_document: bool) -> None:
+    """Documents by kind and status, what the extractors read, and every failure with its reason."""
     workspace = _workspace(workspace_path)  # a damaged or missing store ends here, in one line with the fix
     store = workspace.store
     table = Table(title=f"Documents in {workspace.root}")
@@ -718,6 +720,7 @@ def status(workspace_path: str | None) -> None:
         console.print(f"[red]failed[/red] {document.path}: {document.error}", highlight=False)
     totals = store.totals()
     console.print(f"{totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks")
+    _print_extraction(store.extraction_reports(), per_document=per_document)
     from llmwiki.review import summary
 
     reviewed = summary(workspace)
@@ -725,6 +728,35 @@ def status(workspace_path: str | None) -> None:
         console.print(f"Review: {reviewed.verified} of {reviewed.pages} pages verified, {reviewed.supported_share:.0%} of their sentences supported "
                       f"(reviewers' verdicts first); {reviewed.unreviewed} unsupported sentence(s) unreviewed, {reviewed.contested} contested claim(s) open, "
                       f"{reviewed.queued} item(s) queued ({reviewed.held} page(s) held)", markup=False, highlight=False)
+
+
+def _print_extraction(reports: dict[str, dict], *, per_document: bool) -> None:
+    """What the extractors read: one line over all sources, and with per_document a row for each."""
+    if not reports:
+        return
+    keys = ("sections", "sentences", "code_blocks", "table_rows")
+    total = {key: sum(report.get(key, 0) for report in reports.values()) for key in keys}
+    dropped: dict[str, int] = {}
+    for report in reports.values():
+        for reason, characters in report.get("dropped", {}).items():
+            dropped[reason] = dropped.get(reason, 0) + characters
+    kept = sum(report.get("characters", 0) for report in reports.values())
+    left_out = sum(dropped.values())
+    reasons = ", ".join(f"{reason} {characters:,}" for reason, characters in sorted(dropped.items(), key=lambda item: -item[1])[:4])
+    console.print(f"Read from {len(reports)} sources: {total['sections']:,} sections, {total['sentences']:,} sentences, {total['code_blocks']:,} code blocks, "
+                  f"{total['table_rows']:,} table rows; {left_out:,} characters left out as page furniture "
+                  f"({left_out / max(kept + left_out, 1):.1%}{': ' + reasons if reasons else ''})", markup=False, highlight=False)
+    if not per_document:
+        return
+    table = Table(title="What was read from each source")
+    for column in ("source", "extractor", "sections", "sentences", "code", "table rows", "left out"):
+        table.add_column(column, overflow="fold")
+    for path, report in reports.items():
+        out = report.get("dropped", {})
+        shown = ", ".join(f"{reason} {characters:,}" for reason, characters in sorted(out.items(), key=lambda item: -item[1])[:2]) or "nothing"
+        table.add_row(escape(path), escape(report.get("extractor", "")), str(report.get("sections", 0)), str(report.get("sentences", 0)),
+                      str(report.get("code_blocks", 0)), str(report.get("table_rows", 0)), escape(shown))
+    console.print(table)
 
 
 @cli.command("search")

@@ -56,7 +56,7 @@ from llmwiki.pages import (
     split_frontmatter,
     strip_citation_definitions,
 )
-from llmwiki.records import Chunk, Document
+from llmwiki.records import Chunk, Document, extractor_tag
 from llmwiki.store import Store
 from llmwiki.text import DEMONSTRATIVES, MONTHS, POSSESSIVE_PRONOUNS, SUBJECT_PRONOUNS, WEEKDAYS
 from llmwiki.tracing import NULL_TRACER, Tracer
@@ -468,7 +468,7 @@ def compose_pages(
             owners[Path(summary_path).stem] = document.path
             title = document.title or Path(document.path).stem
             written_sources.append(document)
-            source_entry = {"path": document.path, "hash": document.content_hash}
+            source_entry = {"path": document.path, "hash": document.content_hash} | ({"read": tag} if (tag := extractor_tag(document.parser)) else {})
             concept_slugs = []
             for concept in draft.concepts:
                 slug = slugify(concept.name)

@@ -7,6 +7,7 @@ so a citation (document, page, start, end) points at exact characters.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -41,8 +42,13 @@ class Dropped:
     """Text an extractor left out of a document, and why ("navigation", "running head", "contents", ...)."""
 
     reason: str
-    text: str
+    text: str  # what was left out, or a description of it
     page_number: int = 1
+    characters: int | None = None  # how much was left out (None: the text's length)
+
+    @property
+    def size(self) -> int:
+        return len(self.text) if self.characters is None else self.characters
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,15 @@ class Chunk:
         return BREADCRUMB_SEPARATOR.join(self.breadcrumb)
 
 
+_EXTRACTOR = re.compile(r"^[a-z]+ \d+\b")
+
+
+def extractor_tag(parser: str | None) -> str | None:
+    """The extractor and its version in a stored parser text ("html 2 (utf-8)" -> "html 2"); None before versions."""
+    match = _EXTRACTOR.match(parser or "")
+    return match.group(0) if match else None
+
+
 @dataclass(frozen=True)
 class Document:
     """A row of the documents table."""
@@ -97,3 +112,10 @@ class Document:
     derived_from: int | None
     created_at: datetime
     updated_at: datetime
+
+    @property
+    def read_as(self) -> str | None:
+        """What pages derived from this document rest on: its bytes and the extractor that read them. A page or a
+        verification made from another value is out of date (the file changed, or a newer extractor read it)."""
+        tag = extractor_tag(self.parser)
+        return f"{self.content_hash} {tag}" if self.content_hash and tag else self.content_hash

@@ -35,6 +35,7 @@ from datetime import datetime
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import HELD, held_reason, render_page, split_frontmatter
 from llmwiki.store import ContestRow, VerdictRow
+from llmwiki.text import text_key
 from llmwiki.verify.page import WORKSPACE_CALIBRATION, PageVerification, SentenceScore, load_verification, verify_page, wiki_pages
 from llmwiki.workspace import COLLECTION_PAGES, Workspace
 
@@ -124,7 +125,7 @@ def reviewed_sentences(verification: PageVerification, verdicts: Sequence[Verdic
     for index, score in enumerate(verification.sentences):
         verdict = by_text.get(score.sentence)
         if verdict is not None:
-            holds = " ".join((verdict.evidence or "").split()) == _evidence(score)
+            holds = text_key(verdict.evidence or "") == text_key(_evidence(score))  # the same passage, however it was extracted
             state = ("accepted" if verdict.verdict == "accept" else "rejected") if holds else "changed since"
         elif index in by_place:
             verdict, state = by_place[index], "changed since"

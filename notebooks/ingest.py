@@ -11,6 +11,7 @@ with app.setup:
     import polars as pl
 
     from llmwiki.errors import LlmwikiError
+    from llmwiki.ingest.extract import sections_of
     from llmwiki.ingest.sources import import_bytes
     from llmwiki.publish.wiki import ingest_paths
     from llmwiki.notebook_args import parse_notebook_args
@@ -94,14 +95,43 @@ def _(report):
 @app.cell
 def _(report, workspace):
     _ = report
-    documents = pl.DataFrame(
-        [{"path": d.path, "kind": d.kind, "status": d.status, "version": d.version, "parser": d.parser, "reason": d.error or ""} for d in workspace.store.documents()],
-        schema={"path": pl.Utf8, "kind": pl.Utf8, "status": pl.Utf8, "version": pl.Int64, "parser": pl.Utf8, "reason": pl.Utf8},
-    )
+    extraction_reports = workspace.store.extraction_reports()
+    _rows = []
+    for _document in workspace.store.documents(kind="source"):
+        _read = extraction_reports.get(_document.path, {})
+        _rows.append({"path": _document.path, "status": _document.status, "extractor": _document.parser or "", "sections": _read.get("sections", 0),
+                      "sentences": _read.get("sentences", 0), "code blocks": _read.get("code_blocks", 0), "table rows": _read.get("table_rows", 0),
+                      "left out (chars)": sum(_read.get("dropped", {}).values()), "reason": _document.error or ""})
+    documents = pl.DataFrame(_rows, schema={"path": pl.Utf8, "status": pl.Utf8, "extractor": pl.Utf8, "sections": pl.Int64, "sentences": pl.Int64,
+                                            "code blocks": pl.Int64, "table rows": pl.Int64, "left out (chars)": pl.Int64, "reason": pl.Utf8})
     if not mo.running_in_notebook():
         print(f"documents: {documents.height} ({documents.filter(pl.col('status') == 'failed').height} failed)")
-    mo.vstack([mo.md("## Documents"), mo.ui.table(documents, selection=None)])
-    return (documents,)
+    mo.vstack([mo.md("## Sources and what was read from them"), mo.ui.table(documents, selection=None)])
+    return (extraction_reports,)
+
+
+@app.cell
+def _(extraction_reports):
+    source_picker = mo.ui.dropdown(options=sorted(extraction_reports), label="Show what was read from")
+    source_picker
+    return (source_picker,)
+
+
+@app.cell
+def _(extraction_reports, source_picker, workspace):
+    mo.stop(not source_picker.value)
+    _document = workspace.store.document_by_path(source_picker.value)
+    _sections = sections_of(workspace.store.pages(_document.id)) if _document is not None else []
+    _read = extraction_reports.get(source_picker.value, {})
+    _text = mo.accordion({f"{_index + 1}. {_heading}": mo.plain_text(_body) for _index, (_heading, _body) in enumerate(_sections)}) if _sections else mo.md("_No text was kept._")
+    _left_out = pl.DataFrame([{"reason": _reason, "page": _page, "text": _sample} for _reason, _sample, _page in _read.get("dropped_examples", [])],
+                             schema={"reason": pl.Utf8, "page": pl.Int64, "text": pl.Utf8})
+    _counts = ", ".join(f"{_reason}: {_characters:,} characters" for _reason, _characters in _read.get("dropped", {}).items()) or "nothing"
+    mo.hstack([
+        mo.vstack([mo.md(f"### Kept, by section ({len(_sections)})\n\nRead by `{_read.get('extractor', '?')}`"), _text]),
+        mo.vstack([mo.md(f"### Left out as page furniture\n\n{_counts}"), mo.ui.table(_left_out, selection=None)]),
+    ], widths=[3, 2], align="start")
+    return
 
 
 @app.cell

@@ -22,7 +22,7 @@ LAYERS = (
     {"read.parsing", "read.questions", "read.ranker"},
     {"services"},
     {"ingest.sources", "read.search", "generate"},
-    {"publish.snapshots"},
+    {"publish.snapshots", "publish.relocate"},
     {"publish.journal"},
     {"publish.wiki"},
     {"read.select", "verify.page", "verify", "verify.parallel"},

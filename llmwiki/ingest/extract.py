@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import charset_normalizer
@@ -281,6 +281,74 @@ EXTRACTORS: dict[str, Callable[[bytes, Path], Extraction]] = {
     ".pdf": extract_pdf,
     ".docx": extract_docx,
 }
+
+_FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text", ".html": "html", ".htm": "html", ".pdf": "pdf", ".docx": "docx"}
+_PARSER = re.compile(r"^(?P<format>[a-z]+) (?P<version>\d+)\b")
+
+
+def extractor_of(parser: str | None) -> tuple[str, int] | None:
+    """(format, version) of a stored document's parser text ("html 2 (utf-8)"); None for an extractor before versions."""
+    match = _PARSER.match(parser or "")
+    return (match.group("format"), int(match.group("version"))) if match else None
+
+
+def read_by_older_extractor(path: str | Path, parser: str | None) -> bool:
+    """Whether a document stored with this parser text was read by an older extractor than this release's for its file type."""
+    file_format = _FORMATS.get(Path(path).suffix.lower())
+    if file_format is None:
+        return False
+    stored = extractor_of(parser)
+    return stored is None or stored[0] != file_format or stored[1] < EXTRACTOR_VERSIONS[file_format]
+
+
+def sections_of(pages: Sequence[PageText]) -> list[tuple[str, str]]:
+    """(heading, text) of each section of extracted pages, in reading order, for a reader checking an extraction; text
+    before the first heading comes under "(before the first heading)". A page break inside a section is kept."""
+    from llmwiki.text.segment import HEADING, segments
+
+    sections: list[tuple[str, list[str]]] = [("(before the first heading)", [])]
+    for page in pages:
+        position = 0
+        for segment in segments(page.text):
+            if segment.kind != HEADING:
+                continue
+            sections[-1][1].append(page.text[position:segment.start])
+            sections.append((page.text[segment.start:segment.end].lstrip("#").strip(), []))
+            position = segment.end
+        sections[-1][1].append(page.text[position:])
+    found = [(heading, "\n\n".join(part.strip() for part in parts if part.strip())) for heading, parts in sections]
+    return [(heading, text) for heading, text in found if text or heading != "(before the first heading)"]
+
+
+def extraction_report(extraction: Extraction) -> dict:
+    """What an extractor read, for the ingest report: sections, sentences, code blocks and table rows kept, and the page
+    furniture left out (characters by reason, with the first examples), so an analyst can trust or report it."""
+    from llmwiki.text.segment import CODE, HEADING, LINKS, PROSE, ROW, segments
+
+    kinds: dict[str, int] = {}
+    characters = 0
+    for page in extraction.pages:
+        characters += len(page.text)
+        for segment in segments(page.text):
+            kind = "sentences" if segment.kind in PROSE else {HEADING: "sections", CODE: "code blocks", ROW: "table rows", LINKS: "link lists"}.get(segment.kind)
+            if kind:
+                kinds[kind] = kinds.get(kind, 0) + 1
+    dropped: dict[str, int] = {}
+    for item in extraction.dropped:
+        dropped[item.reason] = dropped.get(item.reason, 0) + item.size
+    return {
+        "extractor": extraction.parser,
+        "pages": len(extraction.pages),
+        "characters": characters,
+        "sections": kinds.get("sections", 0),
+        "sentences": kinds.get("sentences", 0),
+        "code_blocks": kinds.get("code blocks", 0),
+        "table_rows": kinds.get("table rows", 0),
+        "link_lists": kinds.get("link lists", 0),
+        "dropped": dropped,
+        "dropped_examples": [[item.reason, item.text[:200], item.page_number] for item in extraction.dropped[:40]],
+        "notes": list(extraction.notes),
+    }
 
 
 def extract(data: bytes, path: Path) -> Extraction:

@@ -206,7 +206,7 @@ def html_content(text: str) -> HtmlContent:
     if root is not body:
         outside = len(_text(body)) - len(_text(root))
         if outside > 0:
-            dropped.append(Dropped(reason="outside the main content", text=f"{outside} characters around the page's main landmark"))
+            dropped.append(Dropped(reason="outside the main content", text=_text(body)[:300], characters=outside))
     _flatten_deep_nesting(root)
     _remove_permalinks(root, dropped)
     title = _title(soup, root)

@@ -466,7 +466,8 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
             for line in page.lines:
                 if line.kind != "dropped":
                     line.kind = "dropped"
-            dropped.append(Dropped(reason=reference, text=f"page {page.number} ({len(page.lines)} lines)", page_number=page.number))
+            dropped.append(Dropped(reason=reference, text=" / ".join(line.text for line in page.lines[:6])[:300], page_number=page.number,
+                                   characters=sum(len(line.text) + 1 for line in page.lines)))
             continue
         for line in page.lines:
             if line.kind != "dropped" and _DOT_LEADER.search(line.text):

@@ -19,6 +19,7 @@ pages as written (their chunks, references and derivation), and
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import time
@@ -29,7 +30,7 @@ from pathlib import Path
 from llmwiki.ingest.chunking import TokenCounter, chunk_pages
 from llmwiki.embeddings import Embedder
 from llmwiki.errors import IngestError, StoreError, WorkspaceError
-from llmwiki.ingest.extract import EXTRACTORS, extract
+from llmwiki.ingest.extract import EXTRACTORS, extract, extraction_report, read_by_older_extractor
 from llmwiki.failpoints import failpoint
 from llmwiki.pages import SUMMARIES, source_paths, split_frontmatter
 from llmwiki.tracing import NULL_TRACER, Tracer
@@ -40,7 +41,8 @@ ProgressCallback = Callable[[int, int, str], None]
 
 @dataclass(frozen=True)
 class FileOutcome:
-    """What happened to one file: ingested, updated, unchanged, failed, refused or skipped."""
+    """What happened to one file: ingested, updated, re-extracted (same bytes, a newer extractor), unchanged, failed,
+    refused or skipped."""
 
     path: str
     action: str
@@ -70,7 +72,7 @@ class IngestReport:
         """One line: how many files were ingested, updated, unchanged, failed."""
         parts = [
             f"{self.count(action)} {action}"
-            for action in ("ingested", "updated", "unchanged", "failed", "refused", "skipped")
+            for action in ("ingested", "updated", "re-extracted", "unchanged", "failed", "refused", "skipped")
             if self.count(action)
         ]
         return f"{len(self.outcomes)} files: {', '.join(parts) or 'nothing to do'}; {self.chunk_count} chunks written in {self.seconds:.1f} s"
@@ -194,10 +196,13 @@ def _ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenC
 
     data = absolute.read_bytes()
     digest = content_hash(data)
+    reread = None
     if existing is not None and existing.status == "ready" and existing.content_hash == digest:
-        if existing.mtime != stat.st_mtime:
-            store.mark_ready_unchanged(existing.id, mtime=stat.st_mtime)
-        return FileOutcome(path=relative, action="unchanged", seconds=time.perf_counter() - started)
+        if not read_by_older_extractor(relative, existing.parser):
+            if existing.mtime != stat.st_mtime:
+                store.mark_ready_unchanged(existing.id, mtime=stat.st_mtime)
+            return FileOutcome(path=relative, action="unchanged", seconds=time.perf_counter() - started)
+        reread = existing.parser or "an extractor before versions"
 
     document = store.begin_document(path=relative, kind=workspace.kind_of(relative), size_bytes=len(data), mtime=stat.st_mtime)
     try:
@@ -231,8 +236,9 @@ def _ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenC
         title=extraction.title,
         pages=extraction.pages,
         chunks=chunks,
+        extraction=json.dumps(extraction_report(extraction)),
     )
-    action = "ingested" if stored.version == 1 else "updated"
+    action = "ingested" if stored.version == 1 else "re-extracted" if reread else "updated"
     return FileOutcome(path=relative, action=action, chunk_count=len(chunks), seconds=time.perf_counter() - started, notes=extraction.notes)
 
 
@@ -251,7 +257,7 @@ def ingest_files(
     """
     with tracer.span("ingest") as span:
         report = _ingest_files(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, tracer=tracer)
-        span.set(files=len(report.outcomes), chunks=report.chunk_count, **{action: report.count(action) for action in ("ingested", "updated", "unchanged", "failed", "refused")})
+        span.set(files=len(report.outcomes), chunks=report.chunk_count, **{action: report.count(action) for action in ("ingested", "updated", "re-extracted", "unchanged", "failed", "refused")})
     return report
 
 
@@ -290,7 +296,7 @@ def embed_and_checkpoint(workspace: Workspace, report: IngestReport, *, embedder
             embedder,
             on_progress=None if on_progress is None else lambda done, total: on_progress(done, total, "embedding chunks"),
         )
-    if any(outcome.action in ("ingested", "updated", "failed") for outcome in report.outcomes):
+    if any(outcome.action in ("ingested", "updated", "re-extracted", "failed") for outcome in report.outcomes):
         workspace.store.checkpoint()
 
 
@@ -318,6 +324,17 @@ def index_pages(workspace: Workspace, texts: dict[str, str | None]) -> None:
         links_to = [by_path[f"wiki/{target}"].id for target in _LINKED_PAGE.findall(body) if f"wiki/{target}" in by_path]
         derived_from = cites[0] if relative.startswith(SUMMARIES) and cites else None
         store.set_page_references(by_path[relative].id, cites=cites, links_to=links_to, derived_from=derived_from)
+
+
+def reindex_outdated_pages(workspace: Workspace) -> list[str]:
+    """Wiki pages an older extractor read, indexed again as they are written (their chunks get new ids); returns them."""
+    store = workspace.store
+    outdated = [document.path for document in store.documents(kind="wiki")
+                if read_by_older_extractor(document.path, document.parser) and (workspace.root / document.path).is_file()]
+    if outdated:
+        with store.session():
+            index_pages(workspace, {path: (workspace.root / path).read_text(encoding="utf-8") for path in outdated})
+    return outdated
 
 
 def rebuild_store(workspace: Workspace, *, on_progress: ProgressCallback | None = None) -> dict[str, int]:

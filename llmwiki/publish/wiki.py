@@ -27,14 +27,14 @@ from llmwiki.backends import Backend
 from llmwiki.ingest.chunking import TokenCounter
 from llmwiki.failpoints import failpoint
 from llmwiki.generate import GenerationError, GenerationReport, compose_pages, load_aliases, write_aliases
-from llmwiki.ingest.sources import IngestReport, ProgressCallback, embed_and_checkpoint, index_pages, ingest_files
+from llmwiki.ingest.sources import IngestReport, ProgressCallback, embed_and_checkpoint, index_pages, ingest_files, reindex_outdated_pages
 from llmwiki.publish.journal import ACTIVE, Journal
 from llmwiki.publish.journal import operation as journaled
 from llmwiki.pages import ANSWERS, CITATION, CONCEPTS, SUMMARIES, read_page, restore, source_entries, source_paths, split_frontmatter, write_files
-from llmwiki.records import Document
+from llmwiki.records import Document, extractor_tag
 from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.services import Services
-from llmwiki.workspace import Workspace
+from llmwiki.workspace import COLLECTION_PAGES, Workspace
 
 ALIASES_FILE = "aliases.generated.toml"
 
@@ -45,6 +45,8 @@ class BuildReport(IngestReport):
 
     generation: GenerationReport | None = None
     finished: tuple[str, ...] = field(default=())  # sources whose pages an earlier run left unwritten
+    relocated: tuple[str, ...] = field(default=())  # pages whose citations were moved to the chunks that now hold their quotes
+    quotes_gone: tuple[tuple[str, str], ...] = field(default=())  # (page, reason): marked stale, a quoted text no source holds now
 
 
 def ingest_paths(
@@ -69,15 +71,44 @@ def ingest_paths(
     failpoint("ingest:stored")
     generation, finished = None, ()
     if generate:
-        just_ingested = {outcome.path for outcome in report.outcomes if outcome.action in ("ingested", "updated")}
+        just_ingested = {outcome.path for outcome in report.outcomes if outcome.action in ("ingested", "updated", "re-extracted")}
         pending = pending_sources(workspace)
         finished = tuple(document.path for document in pending if document.path not in just_ingested)
         if pending:
             if on_progress is not None:
                 on_progress(len(report.outcomes), len(report.outcomes), "writing wiki pages")
             generation = regenerate_sources(workspace, pending, backend=services.backend, tracer=tracer)
+    changed = {outcome.path for outcome in report.outcomes if outcome.action in ("updated", "re-extracted")}
+    if generation is not None:
+        changed.update(generation.written)
+    changed.update(reindex_outdated_pages(workspace))
+    relocated, gone = _relocate(workspace, changed, written=set(generation.written) if generation else set())
     embed_and_checkpoint(workspace, report, embedder=services.embedder, on_progress=on_progress)
-    return BuildReport(outcomes=report.outcomes, seconds=report.seconds, generation=generation, finished=finished)
+    return BuildReport(outcomes=report.outcomes, seconds=report.seconds, generation=generation, finished=finished, relocated=relocated, quotes_gone=gone)
+
+
+def _relocate(workspace: Workspace, changed: set[str], *, written: set[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Point the citations of pages this ingest did not write at the chunks that now hold their quotes
+    (``llmwiki.publish.relocate``); a page whose quote is gone is marked stale. One commit."""
+    if not changed:
+        return (), ()
+    from llmwiki.publish.relocate import relocate_citations
+
+    pages = sorted(path.relative_to(workspace.root).as_posix() for path in workspace.wiki_dir.rglob("*.md"))
+    pages = [page for page in pages if page not in written and page not in COLLECTION_PAGES]
+    with workspace.write_lock():
+        texts, gone = relocate_citations(workspace, pages, changed_sources=changed)
+        if texts:
+            publish(workspace, dict(texts), operation="relocate", subject=f"citations of {len(texts)} page(s) moved to the chunks that now hold their quotes")
+    reasons = []
+    store = workspace.store
+    for page, lost in sorted(gone.items()):
+        reason = "cites text its source no longer holds: " + ", ".join(f"[c{old}] in {source}" for old, source in lost)
+        document = store.document_by_path(page)
+        if document is not None:
+            store.mark_stale(document.id, reason)
+        reasons.append((page, reason))
+    return tuple(sorted(texts)), tuple(reasons)
 
 
 def pending_sources(workspace: Workspace) -> list[Document]:
@@ -94,7 +125,8 @@ def pending_sources(workspace: Workspace) -> list[Document]:
             pending.append(document)
             continue
         entries = source_entries(read_page(workspace.root, summary).meta)
-        if not any(entry["path"] == document.path and entry.get("hash") == document.content_hash for entry in entries):
+        read_with = extractor_tag(document.parser)
+        if not any(entry["path"] == document.path and entry.get("hash") == document.content_hash and entry.get("read") == read_with for entry in entries):
             pending.append(document)
     return pending
 

@@ -320,6 +320,11 @@ class Store(ABC):
         row = self._one(f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE path = ?", [path])
         return document_from_row(row) if row else None
 
+    def extraction_reports(self, *, kind: str = "source") -> dict[str, dict]:
+        """path -> what the extractor read (``llmwiki.ingest.extract.extraction_report``), for documents that have one."""
+        rows = self._all("SELECT path, extraction FROM documents WHERE kind = ? AND extraction IS NOT NULL ORDER BY path", [kind])
+        return {path: json.loads(report) for path, report in rows}
+
     def documents(self, *, kind: str | None = None) -> list[Document]:
         """All documents, optionally of one kind, ordered by path."""
         rows = self._all(f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE ?::TEXT IS NULL OR kind = ? ORDER BY path", [kind, kind])
@@ -372,10 +377,12 @@ class Store(ABC):
         pages: Sequence[PageText],
         chunks: Sequence[Chunk],
         expected_version: int | None = None,
+        extraction: str | None = None,
     ) -> Document:
         """Swap in a document's new pages and chunks and mark it ready, atomically.
 
         With ``expected_version``, an edit based on another version is refused (StoreConflictError).
+        ``extraction``: what the extractor read (JSON, ``llmwiki.ingest.extract.extraction_report``).
         """
         with self.transaction() as conn:
             row = self._execute(conn, f"SELECT version, path FROM documents WHERE id = ?{self.dialect.row_lock}", [document_id]).fetchone()
@@ -388,11 +395,11 @@ class Store(ABC):
                 f"""
                 UPDATE documents
                 SET status = 'ready', error = NULL, content_hash = ?, size_bytes = ?, mtime = ?,
-                    parser = ?, title = ?, version = version + 1, updated_at = {{now}}
+                    parser = ?, title = ?, extraction = ?, version = version + 1, updated_at = {{now}}
                 WHERE id = ?
                 RETURNING {DOCUMENT_COLUMNS}
                 """,
-                [content_hash, size_bytes, mtime, parser, title, document_id],
+                [content_hash, size_bytes, mtime, parser, title, extraction, document_id],
             ).fetchone()
         return document_from_row(row)
 

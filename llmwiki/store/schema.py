@@ -267,9 +267,15 @@ def m007_reviews(db: Migration) -> None:
     )
 
 
+def m008_extraction_reports(db: Migration) -> None:
+    """Per document, what its extractor read (JSON): sections, sentences, code blocks and table rows kept, and the
+    page furniture left out with its reason, for `llmwiki status --documents` and the ingest notebook."""
+    db.script("ALTER TABLE documents ADD COLUMN extraction TEXT")
+
+
 MIGRATIONS: tuple[Callable[[Migration], None], ...] = (
     m001_initial, m002_search_index, m003_chunk_embeddings, m004_verification_clauses, m005_verification_facts,
-    m006_postings_without_art_index, m007_reviews,
+    m006_postings_without_art_index, m007_reviews, m008_extraction_reports,
 )
 
 # The tables that hold a wiki's content, parents first (emptied before a rebuild from the files), the tables of

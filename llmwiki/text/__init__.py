@@ -42,6 +42,15 @@ def tokens(text: str) -> list[str]:
     return [word[:-2] if word.endswith(("'s", "’s")) and len(word) > 2 else word for word in _TOKEN.findall(text)]
 
 
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+
+
+def text_key(text: str) -> str:
+    """A text's letters and digits, lower-cased, link targets left out: what two readings of one passage share
+    whatever their markup, line breaks or permalink marks."""
+    return "".join(char for char in _LINK_TARGET.sub("]", text).lower() if char.isalnum())
+
+
 def content_words(text: str) -> frozenset[str]:
     """The lower-cased words of three characters or more (``CONTENT_WORD``) of a text."""
     return frozenset(word.lower() for word in CONTENT_WORD.findall(text))

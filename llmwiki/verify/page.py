@@ -382,7 +382,7 @@ def _context(workspace: Workspace, page) -> tuple[list[tuple[int, str, int, str]
                                 "Ingest them again, or edit the page's sources; then verify again.")
     if not named:
         documents = [doc for doc in store.documents(kind="source") if doc.status == "ready"]
-    hashes = {doc.path: doc.content_hash for doc in documents} | dict.fromkeys(missing)
+    hashes = {doc.path: doc.read_as for doc in documents} | dict.fromkeys(missing)
     chunks = []
     for doc in documents:
         chunks += [(chunk.id, doc.path, chunk.page_number, chunk.text) for chunk in store.chunks(doc.id)]
@@ -491,7 +491,7 @@ def load_verification(workspace: Workspace, page_path: str) -> PageVerification 
         outdated = True
     for path, digest in stored_hashes.items():  # a changed, removed or (once missing) returned source
         current = store.document_by_path(path)
-        if (current.content_hash if current is not None else None) != digest:
+        if (current.read_as if current is not None else None) != digest:
             outdated = True
     sentences = tuple(SentenceScore(**sentence) for sentence in sentence_rows)
     return PageVerification(page=page_path, model=header["model"], sentences=sentences, body_hash=header["body_hash"],
