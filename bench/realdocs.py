@@ -46,7 +46,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.text.segment import is_whole_sentence, segments  # noqa: E402
+from llmwiki.text.segment import MARKER, is_whole_sentence, segments  # noqa: E402
 
 CORPORA = {"python-3.11-docs": "python-3.11-docs", "gnuplot-5.4": "gnuplot-5.4"}
 LABELS = REPO / "bench" / "labels" / "sentence_boundaries.json"
@@ -244,7 +244,7 @@ def sentence_table(data: Path) -> None:
                     paragraphs[key] = paragraph
 
     def ours(text: str) -> list[int]:
-        return [part.end for part in segments(text)][:-1]
+        return [part.end for part in segments(text) if part.kind != MARKER][:-1]
 
     splitters = {"llmwiki (text.segment)": ours}
     try:

@@ -400,7 +400,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
     if not as_json:
         table = Table(title=f"Verification ({describe(verifier)}, threshold {threshold:g})")
         table.add_column("page", no_wrap=True)
-        for column in ("sentences", "supported", "model", "reviewed", "re-scored", "outdated"):
+        for column in ("sentences", "supported", "model", "reviewed", "re-scored", "outdated", "not checked"):
             table.add_column(column)
         for review in reviews:
             result = review.verification
@@ -408,7 +408,8 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
             changed_since = review.count("changed since")
             table.add_row(review.page + (" [held]" if review.held else ""), str(len(result.sentences)), f"{review.supported_share(threshold):.0%}",
                           f"{review.model_share(threshold):.0%}", f"{reviewed}" + (f" ({changed_since} changed since)" if changed_since else ""),
-                          "no" if result.reused else "yes", "yes" if result.outdated else "no")
+                          "no" if result.reused else "yes", "yes" if result.outdated else "no",
+                          escape(", ".join(f"{label} {count}" for label, count in result.not_checked)) or "-")
         console.print(table)
         for review in reviews:
             for row in review.sentences:

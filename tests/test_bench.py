@@ -73,8 +73,42 @@ def _needs(module: str) -> None:
 
 
 def test_every_bench_script_is_covered_here():
-    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py", "mcp_latency.py", "readings.py"}
+    covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py", "mcp_latency.py", "readings.py",
+               "realdocs.py"}
     assert {path.name for path in (REPO / "bench").glob("*.py")} == covered
+
+
+def _realdocs(folder: Path) -> Path:
+    """A realdocs-shaped folder: one HTML page with a navigation bar, one PDF, a question of each kind, an index."""
+    import build
+
+    html = folder / "python-3.11-docs" / "tutorial" / "kettles.html"
+    html.parent.mkdir(parents=True)
+    html.write_text("<html><body><nav><a href='a.html'>Home</a> | <a href='b.html'>Next</a></nav><main><h1>Kettles</h1>"
+                    "<p>An electric kettle heats water with an element.\nA bimetallic strip switches the kettle off when the water boils.</p>"
+                    "</main></body></html>", encoding="utf-8")
+    (folder / "gnuplot-5.4").mkdir()
+    build.build_pdf(folder / "gnuplot-5.4" / "gnuplot.pdf")
+    (folder / "questions").mkdir()
+    header = "kind\tquestion\treferences\tsource_file\tevidence\n"
+    (folder / "questions" / "python-3.11-docs.tsv").write_text(
+        header + "fact\tWhat switches the kettle off?\tbimetallic strip\tkettles.html\tA bimetallic strip switches the kettle off when the water boils.\n"
+        "yesno\tDoes a kettle heat water?\tyes\tkettles.html\tAn electric kettle heats water with an element.\n"
+        "offtopic\tWho won the 1998 World Cup?\tOFFTOPIC\t\t\n", encoding="utf-8")
+    (folder / "questions" / "gnuplot-5.4.tsv").write_text(
+        header + "fact\tWhen did Faraday discover induction?\t1831\tgnuplot.pdf\tFaraday discovered electromagnetic induction in 1831.\n", encoding="utf-8")
+    (folder / "truth").mkdir()
+    (folder / "truth" / "genindex-all.html").write_text("<dl><dt>kettle</dt><dt>bimetallic strip</dt></dl>", encoding="utf-8")
+    return folder
+
+
+def test_bench_realdocs_runs_on_a_tiny_corpus(tmp_path):
+    result = _run("realdocs.py", "--data", _realdocs(tmp_path / "realdocs"), "--workspace", tmp_path / "workspace")
+    out = result.stdout
+    assert "llmwiki " in out and "before this round" in out  # the extraction candidates side by side
+    assert "Sentence boundaries: 0 of" in out  # the labels name realdocs paragraphs, absent here
+    assert "ingest + wiki" in out and "fragment share" in out and "Context" in out
+    assert "python-3.11-docs" in out and "gnuplot-5.4" in out  # a row of answers per question set
 
 
 def test_bench_datasets_runs(tmp_path):

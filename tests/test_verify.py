@@ -11,6 +11,7 @@ from conftest import services_for
 from models import tiny_model
 
 from llmwiki.publish.wiki import ingest_paths
+from llmwiki.verify.page import not_checked
 from llmwiki.verify import (
     NLIVerifier,
     VerificationError,
@@ -98,7 +99,7 @@ def test_page_sentences_skip_structure_and_keep_offsets():
         "- [Otters](../concepts/otters.md)\n"
         "- Lists of facts count as sentences, like this one.\n\n"
         "<!-- source: sources/a.md -->\n\n"
-        "## See also\n\nAnything in a See also section is skipped.\n\n"
+        "## Concepts\n\nA sentence under any heading is a claim, like this appended one.\n\n"
         "[c12]: ../../sources/a.md \"p.1\"\n"
     )
     sentences = page_sentences(body)
@@ -106,11 +107,13 @@ def test_page_sentences_skip_structure_and_keep_offsets():
     assert texts == [
         "Dr. Smith paid 3.50 euros in the U.S. market .",
         "The otter ate 2.5 kg of fish .",
-        "- Lists of facts count as sentences, like this one.",
+        "Lists of facts count as sentences, like this one.",
+        "A sentence under any heading is a claim, like this appended one.",
     ]
     for sentence in sentences:
         raw = body[sentence.start:sentence.end]
         assert raw.split()[0] in sentence.text and "[c" not in sentence.text
+    assert not_checked(body) == {"code": 1, "table": 3, "links": 1, "references": 1}
     assert page_sentences("# Only a heading\n\n- [a](b.md)\n") == []
 
 

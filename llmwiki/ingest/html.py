@@ -230,6 +230,10 @@ def _converter_class():
         def convert_hN(self, n, el, text, parent_tags):  # noqa: N802 (markdownify's name)
             return super().convert_hN(n, el, " ".join(text.split()), parent_tags)
 
+        def convert_blockquote(self, el, text, parent_tags):
+            # Documentation sets indented text in <blockquote> (definitions, notes): its paragraphs, without "> ".
+            return "\n\n" + (text or "").strip() + "\n\n" if "_inline" not in parent_tags else " " + (text or "").strip() + " "
+
     return Converter
 
 

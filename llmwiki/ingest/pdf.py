@@ -97,7 +97,19 @@ class _Fonts:
     def __init__(self, raw) -> None:
         self.raw = raw
         self.cache: dict[int, tuple[bool, bool]] = {}
+        self.objects: dict[int, tuple[bool, bool]] = {}  # per text object of the page being read (``at``)
         self.buffer = ctypes.create_string_buffer(256)
+
+    def at(self, textpage, index: int) -> tuple[bool, bool]:
+        """(fixed pitch, bold) of a character's font, looked up once per text object."""
+        handle = self.raw.FPDFText_GetTextObject(textpage, index)
+        key = ctypes.cast(handle, ctypes.c_void_p).value if handle else None
+        found = self.objects.get(key) if key is not None else None
+        if found is None:
+            found = self.of(textpage, index)
+            if key is not None:
+                self.objects[key] = found
+        return found
 
     def of(self, textpage, index: int) -> tuple[bool, bool]:
         raw = self.raw
@@ -115,6 +127,7 @@ class _Fonts:
 
 
 def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
+    fonts.objects.clear()  # object handles are per page
     textpage = page.get_textpage()
     text = textpage.get_text_range()
     count = raw.FPDFText_CountChars(textpage)
@@ -139,15 +152,36 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
             bottoms.append(bottom.value)
             tops.append(top.value)
             sizes.append(raw.FPDFText_GetFontSize(textpage, index))
-        sample = indices[:: max(1, len(indices) // 6)][:8]
-        styles = [fonts.of(textpage, index) for index in sample]
+        styles = {index: fonts.at(textpage, index) for index in indices}
+        mono = all(style[0] for style in styles.values())
         lines.append(Line(
-            text=" ".join(segment.translate(_LIGATURES).split()),
+            text=" ".join(_marked_code(segment, first, styles, whole=mono).translate(_LIGATURES).split()),
             x0=min(xs0), x1=max(xs1), top=max(tops), bottom=min(bottoms),
             size=round(statistics.median(sizes), 1),
-            mono=all(style[0] for style in styles), bold=all(style[1] for style in styles),
+            mono=mono, bold=all(style[1] for style in styles.values()),
         ))
     return lines
+
+
+def _marked_code(segment: str, first: int, styles: dict[int, tuple[bool, bool]], *, whole: bool) -> str:
+    """The line with each run of words set in a fixed-pitch font inside a line of prose marked as inline code
+    ("`set pointsize` scales ..."); a line all in such a font is left as it is (it is a line of a code block)."""
+    if whole or not any(style[0] for style in styles.values()):
+        return segment
+    words = [(match.start(), match.end()) for match in re.finditer(r"\S+", segment)]
+    marked = [all(styles.get(first + offset, (False, False))[0] for offset in range(start, end)) for start, end in words]
+    parts, position, index = [], 0, 0
+    while index < len(words):
+        if not marked[index]:
+            index += 1
+            continue
+        last = index
+        while last + 1 < len(words) and marked[last + 1]:
+            last += 1
+        start, end = words[index][0], words[last][1]
+        parts.append(segment[position:start] + "`" + segment[start:end].replace("`", "'") + "`")
+        position, index = end, last + 1
+    return "".join(parts) + segment[position:]
 
 
 def _lines_from_plain(text: str, size: tuple[float, float]) -> list[Line]:

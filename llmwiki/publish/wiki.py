@@ -95,7 +95,8 @@ def _relocate(workspace: Workspace, changed: set[str], *, written: set[str]) -> 
     from llmwiki.publish.relocate import relocate_citations
 
     pages = sorted(path.relative_to(workspace.root).as_posix() for path in workspace.wiki_dir.rglob("*.md"))
-    pages = [page for page in pages if page not in written and page not in COLLECTION_PAGES]
+    # Summary and concept pages are written again from their sources' new chunks (now, or by the next ingest that generates).
+    pages = [page for page in pages if page not in written and page not in COLLECTION_PAGES and not page.startswith((f"{SUMMARIES}/", f"{CONCEPTS}/"))]
     with workspace.write_lock():
         texts, gone = relocate_citations(workspace, pages, changed_sources=changed)
         if texts:

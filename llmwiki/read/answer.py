@@ -266,8 +266,9 @@ class _Candidate:
 
 def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
     """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
-    Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview)."""
-    from llmwiki.text.segment import sentence_spans
+    Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview). Only prose
+    (``llmwiki.text.segment``): a heading, a code block, a table row or a list of links is never quoted as a sentence."""
+    from llmwiki.text.segment import is_whole_sentence, segments
 
     items = [item for item in selection.items if item.chunk_id is not None]
     sources = [item for item in items if item.kind == "source"]
@@ -286,10 +287,15 @@ def _candidates(workspace: Workspace, selection: Selection) -> list[_Candidate]:
             segment_offset = item.text.find(segment, segment_offset)
             if segment.isdigit():
                 continue
-            for start, end in sentence_spans(segment):
+            for part in segments(segment):
+                if not part.is_prose:
+                    continue
+                start, end = part.start, part.end
                 sentence = " ".join(segment[start:end].split())
                 if len(sentence.split()) < 4 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
                     continue
+                if not is_whole_sentence(sentence):
+                    continue  # a piece of a sentence (the rest sits beside a code block or a page break): never quoted as one
                 if len(sentence.split()) > 80 or not reads_as_prose(sentence):
                     continue  # an infobox, a run of names or a reference line read as one sentence, not prose
                 candidates.append(_Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start))

@@ -32,6 +32,7 @@ CODE = "code"  # a whole code block, fences included
 LINKS = "links"  # a paragraph or list item that is only links
 REFERENCE = "reference"  # a link reference definition: "[c12]: ../sources/x.md"
 COMMENT = "comment"  # an HTML comment line (a wiki page's section marks)
+MARKER = "marker"  # a list item's bullet or number ("- ", "3. "): kept apart from the item's first sentence
 PROSE = frozenset({SENTENCE, ITEM})
 # What a reader is told was left out of checking, by kind.
 NOT_PROSE_LABELS = {CODE: "code", ROW: "table", LINKS: "links", REFERENCE: "references", HEADING: "headings", COMMENT: "comments"}
@@ -172,11 +173,13 @@ def _prose(text: str, start: int, end: int, kind: str) -> list[Segment]:
     block = text[start:end]
     if is_link_list(block):
         return [_trimmed(text, start, end, LINKS)]
-    if kind == ITEM:  # the item's marker is not part of its first sentence
+    found = []
+    if kind == ITEM:  # the item's marker is a segment of its own, not part of its first sentence
         marker = re.match(r"[ \t]*(?:[-*+•◦▪‣]|\d{1,3}[.)])[ \t]+", block)
         if marker:
+            found.append(_trimmed(text, start, start + marker.end(), MARKER))
             start, block = start + marker.end(), block[marker.end():]
-    return [Segment(start + begin, start + finish, kind) for begin, finish in sentence_bounds(block)]
+    return found + [Segment(start + begin, start + finish, kind) for begin, finish in sentence_bounds(block)]
 
 
 def is_link_list(block: str) -> bool:

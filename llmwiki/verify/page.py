@@ -1,9 +1,11 @@
 """Page verification: every sentence of a page scored against its sources.
 
-1. Split the body into sentences (``chunking.sentence_spans``), skipping frontmatter, headings,
-   code, tables, lists of links, HTML comments, citation definitions and
-   "See also" sections; each sentence keeps its offsets in the body, and its
-   ``[c12]`` markers are removed before scoring.
+1. Split the body into segments (``llmwiki.text.segment``): every prose sentence,
+   of paragraphs and list items, under any heading, is scored; headings, code,
+   tables, link lists, citation definitions and comments are not claims and are
+   counted as not checked (``not_checked``), never dropped silently. Each
+   sentence keeps its offsets in the body, and its ``[c12]`` markers are
+   removed before scoring.
 2. The page's context is the chunks of the sources named in its frontmatter
    and of the documents it cites in the store (a page that cites nothing is
    checked against every source, limited by relevance).
@@ -37,7 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from llmwiki.text.segment import sentence_spans
+from llmwiki.text.segment import NOT_PROSE_LABELS, segments, sentence_spans
 from llmwiki.errors import LlmwikiError
 from llmwiki.pages import CITATION, read_page, source_paths
 from llmwiki.policy import VERIFY_POLICY
@@ -49,8 +51,6 @@ from llmwiki.workspace import Workspace
 EXCERPT_CHARS = 300
 WORKSPACE_CALIBRATION = "calibration.json"  # in .llmwiki/: refitted on this workspace's reviewer verdicts (llmwiki.review)
 MAX_CONTEXT_CHUNKS = 200
-_SKIP_LINE = re.compile(r"^\s*(#|```|~~~|\||<!--|\[c\d+\]:|- \[[^\]]*\]\([^)]*\)\s*$|\* \[[^\]]*\]\([^)]*\)\s*$)")
-_SEE_ALSO = re.compile(r"^#+\s*(see also|references|external links|concepts|sources)\b", re.IGNORECASE)
 # A citation mark however it is numbered: "[c-1]" and "[c0]" are marks too (never read as the number 1 or 0).
 _CITATION_MARK = re.compile(r"\[c(-?\d+)\](?!\()")
 _CLAUSE_BREAK = re.compile(r"[,;]?\s+(?:and|but|while|which|who|whereas|although)\s+|[,;]\s+")
@@ -117,6 +117,7 @@ class PageVerification:
     pairs_scored: int = 0
     method: str = "sentence"  # "clauses": each sentence scored as its weakest clause (see clauses)
     unknown_citations: tuple[str, ...] = ()  # marks that name no stored chunk ("[c999999]", "[c0]", "[c-1]")
+    not_checked: tuple[tuple[str, int], ...] = ()  # what the page holds that is not a claim: ("code", 2), ("links", 5), ...
 
     @property
     def missing_sources(self) -> list[str]:
@@ -134,6 +135,7 @@ class PageVerification:
         return {
             "page": self.page, "model": self.model, "method": self.method, "threshold": threshold, "outdated": self.outdated,
             "rescored": not self.reused, "missing_sources": self.missing_sources, "unknown_citations": list(self.unknown_citations),
+            "not_checked": dict(self.not_checked),
             "supported_share": round(self.supported_share(threshold), 4),
             "sentences": [
                 {"text": sentence.sentence, "start": sentence.start, "end": sentence.end, "supported": sentence.supported(threshold),
@@ -145,50 +147,43 @@ class PageVerification:
         }
 
 
+_LINT_BLOCK = re.compile(r"<!-- llmwiki:lint .*?<!-- /llmwiki:lint -->", re.DOTALL)
+
+
+def _claims_only(body: str) -> str:
+    """The body with lint's notes (not claims of the page) blanked, offsets kept."""
+    return _LINT_BLOCK.sub(lambda match: re.sub(r"[^\n]", " ", match.group(0)), body)
+
+
 def page_sentences(body: str) -> list[PageSentence]:
-    """The sentences of a page body that make claims, with their offsets."""
+    """The sentences of a page body that make claims, with their offsets: every prose sentence, of paragraphs and list
+    items alike, under any heading. Headings, code, tables, link lists, citation definitions and comments are not
+    claims (``not_checked`` counts them)."""
+    body = _claims_only(body)
     sentences = []
-    offset = 0
-    in_code = False
-    skipping_section = False
-    paragraph: list[tuple[int, str]] = []
-
-    def flush() -> None:
-        if not paragraph:
-            return
-        start = paragraph[0][0]
-        text = " ".join(line for _, line in paragraph)  # a wrapped line goes on the sentence (same offsets as with newlines)
-        for span_start, span_end in sentence_spans(text):
-            cleaned = " ".join(_CITATION_MARK.sub("", text[span_start:span_end]).split())
-            if len(cleaned.split()) >= 3 and any(char.isalpha() for char in cleaned):
-                sentences.append(PageSentence(text=cleaned, start=start + span_start, end=start + span_end))
-        paragraph.clear()
-
-    in_lint_block = False
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith("<!-- llmwiki:lint "):  # a lint note (llmwiki.lint), not a claim of the page
-            flush()
-            in_lint_block = True
-        elif in_lint_block:
-            in_lint_block = stripped != "<!-- /llmwiki:lint -->"
-        elif stripped.startswith(("```", "~~~")):
-            in_code = not in_code
-            flush()
-        elif in_code:
-            pass
-        elif re.match(r"^#+\s", stripped):
-            flush()
-            skipping_section = bool(_SEE_ALSO.match(stripped))
-        elif not stripped:
-            flush()
-        elif skipping_section or _SKIP_LINE.match(line):
-            flush()
-        else:
-            paragraph.append((offset, line))
-        offset += len(line) + 1
-    flush()
+    for segment in segments(body):
+        if not segment.is_prose:
+            continue
+        cleaned = " ".join(_CITATION_MARK.sub("", body[segment.start:segment.end]).split())
+        if len(cleaned.split()) >= 3 and any(char.isalpha() for char in cleaned):
+            sentences.append(PageSentence(text=cleaned, start=segment.start, end=segment.end))
     return sentences
+
+
+def not_checked(body: str) -> dict[str, int]:
+    """What a page holds that verification does not score, by what it is ("code": 2, "table": 5 rows, "links": 3, ...):
+    a reader of a page's counts sees what was left out and why."""
+    counts: dict[str, int] = {}
+    body = _claims_only(body)
+    for segment in segments(body):
+        if segment.is_prose:
+            cleaned = " ".join(_CITATION_MARK.sub("", body[segment.start:segment.end]).split())
+            label = None if len(cleaned.split()) >= 3 and any(char.isalpha() for char in cleaned) else "too short to be a claim"
+        else:
+            label = NOT_PROSE_LABELS.get(segment.kind)
+        if label and label not in ("headings", "comments"):
+            counts[label] = counts.get(label, 0) + 1
+    return counts
 
 
 @lru_cache(maxsize=65536)
@@ -441,7 +436,8 @@ def verify_page(workspace: Workspace, page_path: str, verifier, *, force: bool =
     scores, pairs_scored = _score_sentences(sentences, chunks, verifier, split=split, verbatim=verbatim, premises_per_sentence=premises_per_sentence, titles=titles,
                                            calibration=workspace_calibration(workspace, verifier.name), settled_entailment=settled_entailment)
     result = PageVerification(page=page_path, model=verifier.name, sentences=tuple(scores), body_hash=digest, source_hashes=hashes,
-                              finished_at=datetime.now(), pairs_scored=pairs_scored, method=method, unknown_citations=unknown)
+                              finished_at=datetime.now(), pairs_scored=pairs_scored, method=method, unknown_citations=unknown,
+                              not_checked=tuple(not_checked(page.body).items()))
     store.save_verification(document.id, body_hash=digest, source_hashes=json.dumps(hashes, sort_keys=True), model=verifier.name,
                             threshold=workspace.config.verification.threshold, started_at=started, scores=scores, method=method)
     return result
@@ -483,20 +479,24 @@ def load_verification(workspace: Workspace, page_path: str) -> PageVerification 
     stored_hashes = json.loads(header["source_hashes"])
     outdated = False
     unknown: tuple[str, ...] = ()
+    left_out: tuple[tuple[str, int], ...] = ()
+    sentences = tuple(SentenceScore(**sentence) for sentence in sentence_rows)
     try:
         page = read_page(workspace.root, page_path)
-        outdated = body_hash(page.body) != header["body_hash"]
+        # Outdated when the body changed, or when the page's claims as read today are not the sentences scored then
+        # (a verification made before a sentence under some heading was read as a claim).
+        outdated = body_hash(page.body) != header["body_hash"] or [claim.text for claim in page_sentences(page.body)] != [score.sentence for score in sentences]
         unknown = unknown_citations(workspace, page.body)
+        left_out = tuple(not_checked(page.body).items())
     except LlmwikiError:
         outdated = True
     for path, digest in stored_hashes.items():  # a changed, removed or (once missing) returned source
         current = store.document_by_path(path)
         if (current.read_as if current is not None else None) != digest:
             outdated = True
-    sentences = tuple(SentenceScore(**sentence) for sentence in sentence_rows)
     return PageVerification(page=page_path, model=header["model"], sentences=sentences, body_hash=header["body_hash"],
                             source_hashes=stored_hashes, finished_at=header["finished_at"], outdated=outdated, method=header["method"] or "sentence",
-                            unknown_citations=unknown)
+                            unknown_citations=unknown, not_checked=left_out)
 
 
 @dataclass(frozen=True)
