@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from llmwiki.errors import LlmwikiError
 
@@ -34,8 +34,15 @@ class _Console(Console):
         raise SystemExit(0)
 
 
-console = _Console(soft_wrap=True)
-errors = _Console(stderr=True, soft_wrap=True)
+def _width(stream) -> int | None:
+    """A terminal's own width; piped or redirected, lines as long as their text (a table is never squeezed to "s…")."""
+    return None if stream.isatty() else 4096
+
+
+# Text from documents, paths and settings is printed as it is: these consoles read no markup ("# The [/api/v1]
+# endpoint" or a folder named "a[" is text, not a style tag); styles are given with ``style=``.
+console = _Console(soft_wrap=True, markup=False, highlight=False, width=_width(sys.stdout))
+errors = _Console(stderr=True, soft_wrap=True, markup=False, highlight=False, width=_width(sys.stderr))
 
 
 def _workspace(path: str | None, *, damaged_ok: bool = False) -> Workspace:
@@ -44,7 +51,7 @@ def _workspace(path: str | None, *, damaged_ok: bool = False) -> Workspace:
 
     workspace = open_workspace(path or None, damaged_ok=damaged_ok)
     if workspace.root in RECOVERED:
-        errors.print(f"Note: {RECOVERED.pop(workspace.root)}.", highlight=False, markup=False)
+        errors.print(f"Note: {RECOVERED.pop(workspace.root)}.")
     return workspace
 
 
@@ -97,11 +104,11 @@ def ingest(paths: tuple[str, ...], workspace_path: str | None, copy: bool, no_wi
     workspace = _workspace(workspace_path)
     services = _services(workspace)
     with Progress(
-        TextColumn("[bold]ingest"),
+        TextColumn("ingest", style="bold"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         console=errors,
         transient=True,
     ) as progress:
@@ -140,13 +147,13 @@ def watch(workspace_path: str | None, debounce_ms: int) -> None:
                 _hold(workspace, batch.report.generation.pages, services)
         if batch.recheck is not None:
             for line in batch.recheck.lines():
-                console.print(line, markup=False, highlight=False)
-            console.print(batch.recheck.summary(), markup=False, highlight=False)
+                console.print(line)
+            console.print(batch.recheck.summary())
         for note in batch.notes:
-            errors.print(f"note: {note}", markup=False, highlight=False)
+            errors.print(f"note: {note}")
 
     try:
-        watch_sources(workspace, on_batch, debounce_ms=debounce_ms, services=services, ready=lambda: console.print(f"Watching {workspace.sources_dir} (Ctrl-C stops)", markup=False, highlight=False))
+        watch_sources(workspace, on_batch, debounce_ms=debounce_ms, services=services, ready=lambda: console.print(f"Watching {workspace.sources_dir} (Ctrl-C stops)"))
     except KeyboardInterrupt:
         pass
     console.print("Stopped watching.")
@@ -165,31 +172,31 @@ def mcp_command(workspace_path: str | None, http: str | None, allow_remote: bool
         http_address(http, allow_remote=allow_remote)  # a bad address is refused before the workspace is opened
     workspace = _workspace(workspace_path)
     if http is not None:
-        errors.print(f"Serving {workspace.root} over MCP at http://{http}/mcp" + (" (write tools on)" if allow_writes else ""), markup=False, highlight=False)
+        errors.print(f"Serving {workspace.root} over MCP at http://{http}/mcp" + (" (write tools on)" if allow_writes else ""))
     serve(workspace, allow_writes=allow_writes, http=http, allow_remote=allow_remote)
 
 
 def _print_ingest(workspace: Workspace, report) -> None:
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
-            console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)", highlight=False, markup=False)
+            console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
         for note in outcome.notes:
-            errors.print(f"  note      {outcome.path}: {note}", highlight=False, markup=False)
+            errors.print(f"  note      {outcome.path}: {note}")
     for outcome in report.problems:
-        errors.print(f"  {outcome.action:<9} {outcome.reason}", highlight=False, markup=False, style="red")
+        errors.print(f"  {outcome.action:<9} {outcome.reason}", style="red")
     reread = report.count("re-extracted")
     if reread:
         errors.print(f"note: {reread} source(s) were read by an older extractor and were read again with this release's; "
-                     "the pages written from them are rewritten and their verifications are outdated", highlight=False, markup=False)
-    console.print(report.summary(), highlight=False, markup=False)
+                     "the pages written from them are rewritten and their verifications are outdated")
+    console.print(report.summary())
     if getattr(report, "finished", ()):
-        console.print(f"Finished {len(report.finished)} source(s) an earlier run left without pages: {', '.join(report.finished)}", highlight=False, markup=False)
+        console.print(f"Finished {len(report.finished)} source(s) an earlier run left without pages: {', '.join(report.finished)}")
     if report.generation is not None:
         _print_generation(report.generation)
     if getattr(report, "relocated", ()):
-        console.print(f"Citations of {len(report.relocated)} page(s) now name the chunks that hold their quotes: {', '.join(report.relocated)}", highlight=False, markup=False)
+        console.print(f"Citations of {len(report.relocated)} page(s) now name the chunks that hold their quotes: {', '.join(report.relocated)}")
     for page, reason in getattr(report, "quotes_gone", ()):
-        errors.print(f"  stale     {page}: {reason}", highlight=False, markup=False)
+        errors.print(f"  stale     {page}: {reason}")
 
 
 def _recheck(workspace: Workspace, report, services: Services) -> None:
@@ -201,8 +208,8 @@ def _recheck(workspace: Workspace, report, services: Services) -> None:
         return
     recheck = recheck_sources(workspace, changed, services.load_verifier)
     for line in recheck.lines():
-        console.print(line, markup=False, highlight=False)
-    console.print(recheck.summary(), markup=False, highlight=False)
+        console.print(line)
+    console.print(recheck.summary())
 
 
 def _hold(workspace: Workspace, pages, services: Services) -> None:
@@ -211,14 +218,14 @@ def _hold(workspace: Workspace, pages, services: Services) -> None:
 
     held = apply_hold(workspace, list(pages), model_written=getattr(services.backend, "generates", False), verifier=services.load_verifier)
     if held:
-        console.print(f"Held {len(held)} page(s) for review ([review] hold); `llmwiki review --queue` lists them: {', '.join(held)}", markup=False, highlight=False)
+        console.print(f"Held {len(held)} page(s) for review ([review] hold); `llmwiki review --queue` lists them: {', '.join(held)}")
 
 
 def _print_generation(generation) -> None:
     console.print(f"Wiki: {len(generation.pages)} pages written, {len(generation.deleted)} deleted; index, overview and log updated"
                   + (f"; commit {generation.commit[:10]}" if generation.commit else ""))
     for note in generation.notes:
-        console.print(f"  note: {note}", highlight=False, markup=False)
+        console.print(f"  note: {note}")
 
 
 @cli.command()
@@ -275,12 +282,12 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
             raise click.BadParameter(f"{batch_file}: cannot be read ({err.strerror or err}). Give a text file with one question per line, or - for standard input.",
                                      param_hint="--batch") from None
         for number, item in enumerate(questions, start=1):
-            errors.print(f"{number}/{len(questions)} {item}", highlight=False, markup=False)  # progress on stderr; stdout stays one answer a line
+            errors.print(f"{number}/{len(questions)} {item}")  # progress on stderr; stdout stays one answer a line
             answer = answer_question(workspace, item, open_page=open_page, services=services)
             if as_json:
                 click.echo(json.dumps(answer.as_json(), ensure_ascii=False))
             else:
-                console.print(f"Q: {item}\n{answer.text}\n", highlight=False, markup=False)
+                console.print(f"Q: {item}\n{answer.text}\n")
         return
     streamed = []
 
@@ -302,19 +309,19 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
         click.echo(json.dumps(answer.as_json() | ({"saved_as": saved[0]} if saved else {}), ensure_ascii=False))
         return
     for step in answer.tool_steps:
-        console.print(f"[dim]tool: {step}[/dim]", highlight=False)
+        console.print(f"tool: {step}", style="dim")
     if not agentic:
-        console.print(f"[dim]{answer.selection.readout}[/dim]", highlight=False)
+        console.print(answer.selection.readout, style="dim")
     if answer.read_as_note:
-        errors.print(answer.read_as_note, highlight=False, markup=False)
+        errors.print(answer.read_as_note)
     if streamed:
         click.echo()
     else:
-        console.print(("Refused: " if answer.refused else "") + answer.text, highlight=False, markup=False)
+        console.print(("Refused: " if answer.refused else "") + answer.text)
     if answer.citations:
         console.print("\nCitations:")
         for citation in answer.citations:
-            console.print(f"  [c{citation.chunk_id}] {citation.label}", highlight=False, markup=False)
+            console.print(f"  [c{citation.chunk_id}] {citation.label}")
     if answer.unknown_citations:
         console.print(f"  ({len(answer.unknown_citations)} citation(s) of passages that were not given were removed)")
     if saved:
@@ -346,7 +353,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
 
         verifier = services.verifier
         outcome = recalibrate_from_verdicts(workspace, verifier.name)
-        console.print(outcome.summary() + (" Score the pages with it: llmwiki verify --all --force." if outcome.kept else ""), markup=False, highlight=False)
+        console.print(outcome.summary() + (" Score the pages with it: llmwiki verify --all --force." if outcome.kept else ""))
         if not (pages or everything or changed):
             return
     threshold = workspace.config.verification.threshold if threshold is None else threshold
@@ -360,7 +367,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
         raise click.UsageError("name pages, or pass --all or --changed")
     verifier = services.verifier
     if (note := not_nli_note(verifier)) is not None:
-        errors.print(f"note: {note}", markup=False, highlight=False)
+        errors.print(f"note: {note}")
     reviews, failures = [], []
 
     def outcomes():
@@ -379,7 +386,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
             except LlmwikiError as err:
                 yield name, None, str(err)
 
-    with Progress(TextColumn("[bold]verify"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=errors, transient=True) as progress:
+    with Progress(TextColumn("verify", style="bold"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}", markup=False), console=errors, transient=True) as progress:
         task = progress.add_task("", total=len(names))
         for done, (name, result, error) in enumerate(outcomes(), start=1):
             progress.update(task, completed=done, description=name)
@@ -409,7 +416,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
             table.add_row(review.page + (" [held]" if review.held else ""), str(len(result.sentences)), f"{review.supported_share(threshold):.0%}",
                           f"{review.model_share(threshold):.0%}", f"{reviewed}" + (f" ({changed_since} changed since)" if changed_since else ""),
                           "no" if result.reused else "yes", "yes" if result.outdated else "no",
-                          escape(", ".join(f"{label} {count}" for label, count in result.not_checked)) or "-")
+                          ", ".join(f"{label} {count}" for label, count in result.not_checked) or "-")
         console.print(table)
         for review in reviews:
             for row in review.sentences:
@@ -418,26 +425,26 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
                     continue
                 if row.state == "rejected":
                     console.print(f"{review.page}: sentence {row.number} rejected by {row.verdict.reviewer}{': ' + row.verdict.note if row.verdict.note else ''} "
-                                  f"(model {sentence.value:.2f}): {sentence.sentence}", markup=False, highlight=False)
+                                  f"(model {sentence.value:.2f}): {sentence.sentence}")
                 elif (why := sentence.why(threshold)) is not None:
                     before = f" (reviewed before, changed since: {row.verdict.verdict}ed by {row.verdict.reviewer})" if row.state == "changed since" else ""
                     console.print(f"{review.page}: sentence {row.number} unsupported ({sentence.value:.2f}){before}: {sentence.sentence}\n    why: {why}\n"
-                                  f"    excerpt ({sentence.excerpt_path}, chunk {sentence.excerpt_chunk_id}): {sentence.excerpt}", markup=False, highlight=False)
+                                  f"    excerpt ({sentence.excerpt_path}, chunk {sentence.excerpt_chunk_id}): {sentence.excerpt}")
             for contest in review.contests:
                 console.print(f"{review.page}: contested claim {contest.id} ({contest.status}) between {contest.page_a} and {contest.page_b}: "
-                              f"\"{contest.sentence_a}\" / \"{contest.sentence_b}\"", markup=False, highlight=False)
+                              f"\"{contest.sentence_a}\" / \"{contest.sentence_b}\"")
         for review in reviews:
             if review.verification.unknown_citations:
                 errors.print(f"note: {review.page} cites chunks that do not exist: {', '.join(review.verification.unknown_citations)}; "
-                             "cite a chunk id the sources hold (search for the passage), or remove the mark.", markup=False, highlight=False)
+                             "cite a chunk id the sources hold (search for the passage), or remove the mark.")
             if review.verification.missing_sources:
-                errors.print(f"note: {review.page} was checked without its missing sources {', '.join(review.verification.missing_sources)}; ingest them and verify again.", markup=False, highlight=False)
+                errors.print(f"note: {review.page} was checked without its missing sources {', '.join(review.verification.missing_sources)}; ingest them and verify again.")
         for page, reason in failures:
-            errors.print(f"[red]failed[/red] {reason}", highlight=False)
+            errors.print(Text.assemble(("failed", "red"), f" {reason}"))
     if below:
         for page, share in below:
-            errors.print(f"under {fail_under:.0%}: {page} ({share:.0%} supported)", markup=False, highlight=False)
-        errors.print(f"{len(below)} page(s) under the --fail-under share; review them (`llmwiki review PAGE`) or correct them.", markup=False, highlight=False)
+            errors.print(f"under {fail_under:.0%}: {page} ({share:.0%} supported)")
+        errors.print(f"{len(below)} page(s) under the --fail-under share; review them (`llmwiki review PAGE`) or correct them.")
         sys.exit(1)
     if failures:
         sys.exit(2)
@@ -470,14 +477,14 @@ def review(page, workspace_path, accepted, rejected, note, reviewer, release, qu
             console.print("Nothing waits for a reviewer.")
         for item in items:
             where = f" #{item.contest_id}" if item.contest_id is not None else (f" sentence {item.sentence}" if item.sentence else "")
-            console.print(f"{item.since or '-':19}  {item.kind}{where}  {item.page}: {item.reason}", markup=False, highlight=False)
+            console.print(f"{item.since or '-':19}  {item.kind}{where}  {item.page}: {item.reason}")
         return
     name = reviewing.reviewer_name(workspace, reviewer)
     if contest_id is not None:
         if keep is None:
             raise click.UsageError("--contest needs --keep a, b or both")
         resolved = reviewing.resolve(workspace, contest_id, keep=keep, note=note, reviewer=name, verifier=_services(workspace).verifier)
-        console.print(f"contested claim {resolved.id}: {resolved.status} ({name})", markup=False, highlight=False)
+        console.print(f"contested claim {resolved.id}: {resolved.status} ({name})")
         return
     if page is None:
         raise click.UsageError("name a page (wiki/concepts/NAME.md), or pass --queue")
@@ -486,11 +493,11 @@ def review(page, workspace_path, accepted, rejected, note, reviewer, release, qu
     reviewed = reviewing.review_page(workspace, relative, _services(workspace).verifier)
     if numbers["--accept"] or numbers["--reject"]:
         recorded = reviewing.decide(workspace, reviewed, accept=numbers["--accept"], reject=numbers["--reject"], note=note, reviewer=name)
-        console.print(f"{relative}: {len(recorded)} verdict(s) recorded by {name}", markup=False, highlight=False)
+        console.print(f"{relative}: {len(recorded)} verdict(s) recorded by {name}")
         reviewed = reviewing.review_of(workspace, relative, reviewed.verification)
     if release:
         commit = reviewing.release(workspace, relative, reviewer=name)
-        console.print(f"{relative}: released by {name}" + (f" (commit {commit[:10]})" if commit else ""), markup=False, highlight=False)
+        console.print(f"{relative}: released by {name}" + (f" (commit {commit[:10]})" if commit else ""))
         reviewed = reviewing.review_of(workspace, relative, reviewed.verification)
     threshold = workspace.config.verification.threshold
     if as_json:
@@ -509,7 +516,7 @@ def review(page, workspace_path, accepted, rejected, note, reviewer, release, qu
     console.print(table)
     for contest in reviewed.contests:
         console.print(f"contested claim {contest.id} ({contest.status}): {contest.page_a}: \"{contest.sentence_a}\" / {contest.page_b}: \"{contest.sentence_b}\""
-                      f" — resolve with `llmwiki review --contest {contest.id} --keep a|b|both`", markup=False, highlight=False)
+                      f" — resolve with `llmwiki review --contest {contest.id} --keep a|b|both`")
 
 
 def _sentence_numbers(values: tuple[str, ...], flag: str) -> list[int]:
@@ -539,7 +546,7 @@ def withdraw(source: str, workspace_path: str | None, delete_file: bool, dry_run
         console.print("\n".join([f"would delete {page}" for page in deleted] + [f"would mark stale {page}" for page in stale]) or "No page depends on it.")
         return
     report = run_withdrawal(workspace, source, delete_file=delete_file)
-    console.print(report.summary(), highlight=False, markup=False)
+    console.print(report.summary())
     if report.commit:
         console.print(f"commit {report.commit[:10]}")
 
@@ -558,7 +565,7 @@ def stale(workspace_path: str | None, delete: bool) -> None:
         return
     found = stale_pages(workspace)
     for page, reason in found:
-        console.print(f"{page}: {reason}", highlight=False, markup=False)
+        console.print(f"{page}: {reason}")
     console.print(f"{len(found)} stale page(s).")
 
 
@@ -588,7 +595,7 @@ def edit(page: str, workspace_path: str | None, body_file: str | None, expected_
 
     released = release_if_passing(workspace, page, verifier=_services(workspace).load_verifier)
     if released is not None:
-        console.print(released, markup=False, highlight=False)
+        console.print(released)
 
 
 def _read_text_file(path: Path) -> str:
@@ -618,19 +625,19 @@ def lint_command(workspace_path: str | None, fix: bool, severity: str) -> None:
     from llmwiki.lint import SEVERITIES, lint, repair
 
     workspace = _workspace(workspace_path)
-    with Progress(TextColumn("[bold]lint: {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
+    with Progress(TextColumn("lint:", style="bold"), TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
         task = progress.add_task("pages", total=None)
         report = lint(workspace, services=_services(workspace), on_progress=lambda done, total, stage: progress.update(task, completed=done, total=total, description=stage))
     shown = SEVERITIES[: SEVERITIES.index(severity) + 1]
     for finding in report.findings:
         if finding.severity not in shown:
             continue
-        console.print(f"[{finding.severity}] {finding.kind}: {finding.detail}", highlight=False, markup=False)
+        console.print(f"[{finding.severity}] {finding.kind}: {finding.detail}")
         for sentence in finding.sentences:
-            console.print(f"    \"{sentence}\"", highlight=False, markup=False)
-        console.print(f"    fix: {finding.action}", highlight=False, markup=False)
+            console.print(f"    \"{sentence}\"")
+        console.print(f"    fix: {finding.action}")
     for note in report.notes:
-        console.print(f"Note: {note}", highlight=False, markup=False)
+        console.print(f"Note: {note}")
     console.print(report.summary() + (f"; {report.pairs_scored} sentence pairs scored" if report.pairs_scored else ""))
     if fix:
         pages, commit = repair(workspace, report)
@@ -649,7 +656,7 @@ def history_command(page: str | None, workspace_path: str | None, limit: int) ->
 
     entries = page_history(_workspace(workspace_path), page, limit=limit)
     for entry in entries:
-        console.print(f"{entry.commit[:10]}  {entry.date[:19].replace('T', ' ')}  {'S' if entry.snapshot else ' '}  {entry.subject}", highlight=False, markup=False)
+        console.print(f"{entry.commit[:10]}  {entry.date[:19].replace('T', ' ')}  {'S' if entry.snapshot else ' '}  {entry.subject}")
     console.print(f"{len(entries)} change(s). Go back with: llmwiki restore COMMIT")
 
 
@@ -669,10 +676,10 @@ def restore_command(revision: str | None, workspace_path: str | None) -> None:
         recovery = recover(workspace)
         if recovery is None:
             raise click.UsageError("the store is sound; name a REVISION to go back to (`llmwiki history` lists them)")
-        console.print(recovery.summary(), highlight=False, markup=False)
+        console.print(recovery.summary())
         return
     report = restore(workspace, revision)
-    console.print(report.summary(), highlight=False, markup=False)
+    console.print(report.summary())
 
 
 @cli.command()
@@ -718,7 +725,7 @@ def status(workspace_path: str | None, per_document: bool) -> None:
         console.print("No documents yet. Put files in sources/ and run `llmwiki ingest`.")
     failed = [document for document in store.documents() if document.status == "failed"]
     for document in failed:
-        console.print(f"[red]failed[/red] {document.path}: {document.error}", highlight=False)
+        console.print(Text.assemble(("failed", "red"), f" {document.path}: {document.error}"))
     totals = store.totals()
     console.print(f"{totals['documents']} documents, {totals['pages']} pages, {totals['chunks']} chunks")
     _print_extraction(store.extraction_reports(), per_document=per_document)
@@ -728,7 +735,7 @@ def status(workspace_path: str | None, per_document: bool) -> None:
     if reviewed.pages:
         console.print(f"Review: {reviewed.verified} of {reviewed.pages} pages verified, {reviewed.supported_share:.0%} of their sentences supported "
                       f"(reviewers' verdicts first); {reviewed.unreviewed} unsupported sentence(s) unreviewed, {reviewed.contested} contested claim(s) open, "
-                      f"{reviewed.queued} item(s) queued ({reviewed.held} page(s) held)", markup=False, highlight=False)
+                      f"{reviewed.queued} item(s) queued ({reviewed.held} page(s) held)")
 
 
 def _print_extraction(reports: dict[str, dict], *, per_document: bool) -> None:
@@ -746,7 +753,7 @@ def _print_extraction(reports: dict[str, dict], *, per_document: bool) -> None:
     reasons = ", ".join(f"{reason} {characters:,}" for reason, characters in sorted(dropped.items(), key=lambda item: -item[1])[:4])
     console.print(f"Read from {len(reports)} sources: {total['sections']:,} sections, {total['sentences']:,} sentences, {total['code_blocks']:,} code blocks, "
                   f"{total['table_rows']:,} table rows; {left_out:,} characters left out as page furniture "
-                  f"({left_out / max(kept + left_out, 1):.1%}{': ' + reasons if reasons else ''})", markup=False, highlight=False)
+                  f"({left_out / max(kept + left_out, 1):.1%}{': ' + reasons if reasons else ''})")
     if not per_document:
         return
     table = Table(title="What was read from each source")
@@ -755,8 +762,8 @@ def _print_extraction(reports: dict[str, dict], *, per_document: bool) -> None:
     for path, report in reports.items():
         out = report.get("dropped", {})
         shown = ", ".join(f"{reason} {characters:,}" for reason, characters in sorted(out.items(), key=lambda item: -item[1])[:2]) or "nothing"
-        table.add_row(escape(path), escape(report.get("extractor", "")), str(report.get("sections", 0)), str(report.get("sentences", 0)),
-                      str(report.get("code_blocks", 0)), str(report.get("table_rows", 0)), escape(shown))
+        table.add_row(path, report.get("extractor", ""), str(report.get("sections", 0)), str(report.get("sentences", 0)),
+                      str(report.get("code_blocks", 0)), str(report.get("table_rows", 0)), shown)
     console.print(table)
 
 
@@ -771,10 +778,10 @@ def search_command(query: str, workspace_path: str | None, scope: str, limit: in
 
     workspace = _workspace(workspace_path)
     result = search(workspace, query, scope=scope, limit=limit, embedder=_services(workspace).embedder)
-    console.print(result.readout, highlight=False)
+    console.print(result.readout)
     for rank, hit in enumerate(result.hits, start=1):
-        console.print(f"\n[bold]{rank}. {hit.label}[/bold]  (score {hit.score:.2f}, chunk {hit.chunk_id})", highlight=False)
-        console.print(f"   {hit.preview}", highlight=False, markup=False)
+        console.print(Text.assemble("\n", (f"{rank}. {hit.label}", "bold"), f"  (score {hit.score:.2f}, chunk {hit.chunk_id})"))
+        console.print(f"   {hit.preview}")
 
 
 @cli.command()
@@ -786,7 +793,7 @@ def embed(workspace_path: str | None, model: str | None) -> None:
 
     workspace = _workspace(workspace_path)
     embedder = SentenceTransformerEmbedder(model or workspace.config.retrieval.embedding_model, int8=workspace.config.retrieval.embedding_int8)
-    with Progress(TextColumn("[bold]embed"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
+    with Progress(TextColumn("embed", style="bold"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True) as progress:
         task = progress.add_task("", total=None)
         count = embed_missing(workspace.store, embedder, on_progress=lambda done, total: progress.update(task, completed=done, total=total))
     workspace.store.checkpoint()
@@ -807,7 +814,7 @@ def reindex(workspace_path: str | None) -> None:
     workspace = _workspace(workspace_path, damaged_ok=True)
     recovery = recover(workspace)
     if recovery is not None:
-        console.print(recovery.summary(), highlight=False, markup=False)
+        console.print(recovery.summary())
     workspace.store.rebuild_search_index()
     console.print(f"Search index rebuilt: {workspace.store.totals()['chunks']} chunks.")
 
@@ -828,7 +835,7 @@ def store_migrate(url: str, workspace_path: str | None) -> None:
     workspace = _workspace(workspace_path)
     with console.status("Copying the store…") as status:
         moved = move_store(workspace, url, on_table=lambda table: status.update(f"Copying {table.replace('_', ' ')}…"))
-    console.print(moved.summary(), highlight=False, markup=False)
+    console.print(moved.summary())
 
 
 @cli.command("datasets")
@@ -846,7 +853,7 @@ def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_j
     workspace = _workspace(workspace_path)
     source = _services(workspace).datasets
     for error in source.errors:
-        errors.print(f"skipped: {error}", highlight=False, markup=False)
+        errors.print(f"skipped: {error}")
     if category is None and not (keys or metrics or dims):
         summary = source.summary()
         table = Table(title=f"Datasets in {workspace.datasets_dir}")
@@ -889,7 +896,7 @@ def main() -> None:
         err.show()
         sys.exit(err.exit_code)
     except LlmwikiError as err:
-        errors.print(f"Error: {err}", highlight=False, markup=False)
+        errors.print(f"Error: {err}")
         sys.exit(1)
     except BrokenPipeError:  # `llmwiki ... | head` (output not written through rich)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout at exit

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from llmwiki.pages import link_target, source_paths, split_frontmatter
 from llmwiki.text import CONTENT_WORD, content_words
-from llmwiki.verify.page import quote_form
+from llmwiki.verify.page import quote_form, unknown_citations
 from llmwiki.services import Services
 from llmwiki.workspace import Workspace
 
@@ -147,6 +147,12 @@ def lint(workspace: Workspace, *, services: Services | None = None, on_progress:
                                                "remove or correct the link (`llmwiki edit PAGE`)"))
             elif resolved != path:
                 linked_from[resolved].add(path)
+    with workspace.store.session():
+        for path, page in pages.items():
+            unknown = unknown_citations(workspace, page.body)
+            if unknown:
+                report.findings.append(Finding("broken-citation", "error", (path,), f"{path} cites {', '.join(unknown)}, which name no passage in the store",
+                                               "cite a passage that exists (`llmwiki search` finds its [cN]) or remove the mark (`llmwiki edit PAGE`)"))
     for document in pending_sources(workspace):
         report.findings.append(Finding("no-summary", "error", (document.path,), f"{document.path} is ingested but has no summary page written from its current version",
                                        "run `llmwiki ingest` (it writes the pages of every source that lacks them)"))

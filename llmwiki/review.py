@@ -472,7 +472,23 @@ class QueueItem:
         return {"kind": self.kind, "page": self.page, "since": self.since, "reason": self.reason, "contest_id": self.contest_id, "sentence": self.sentence}
 
 
-def review_queue(workspace: Workspace) -> list[QueueItem]:
+def _reviewed_at_once(workspace: Workspace) -> dict[str, tuple[ReviewedSentence, ...]]:
+    """Every verified page's sentences with the verdicts in force, read in a few queries (not page by page): what the
+    summary and the queue count. Whether a verification is outdated is not asked here (it reads each page's file)."""
+    store = workspace.store
+    stored = store.latest_verifications()
+    verdicts: dict[str, list[VerdictRow]] = {}
+    for verdict in store.verdicts():
+        verdicts.setdefault(verdict.page_path, []).append(verdict)
+    reviewed = {}
+    for page, (header, rows) in stored.items():
+        verification = PageVerification(page=page, model=header["model"], sentences=tuple(SentenceScore(**row) for row in rows),
+                                        body_hash=header["body_hash"], source_hashes={}, finished_at=header["finished_at"])
+        reviewed[page] = reviewed_sentences(verification, verdicts.get(page, []))
+    return reviewed
+
+
+def review_queue(workspace: Workspace, *, reviewed: dict[str, tuple[ReviewedSentence, ...]] | None = None) -> list[QueueItem]:
     """What waits for a reviewer, oldest first: held pages, open contested claims, reviewed sentences changed since,
     and sentences whose model verdict changed when a source changed (until a reviewer judges them)."""
     items = [QueueItem("held page", page, since, reason) for page, (reason, since) in held_pages(workspace).items()]
@@ -480,29 +496,30 @@ def review_queue(workspace: Workspace) -> list[QueueItem]:
     for contest in store.contests(status="open"):
         items.append(QueueItem("contested claim", contest.page_a, contest.found_at.isoformat(timespec="seconds"),
                                f"contradicts {contest.page_b}: \"{contest.sentence_a}\" / \"{contest.sentence_b}\" (P {contest.score:.2f})", contest_id=contest.id))
-    reviewed_pages = sorted({verdict.page_path for verdict in store.verdicts()})
+    with store.session():
+        reviewed = _reviewed_at_once(workspace) if reviewed is None else reviewed
+        verdicts = store.verdicts()
+        rechecks = store.rechecks()
+    reviewed_pages = sorted({verdict.page_path for verdict in verdicts})
     for page in reviewed_pages:
-        if not (workspace.root / page).is_file():
+        if not (workspace.root / page).is_file() or page not in reviewed:
             continue
-        review = stored_review(workspace, page)
-        if review is None:
-            continue
-        for row in review.sentences:
+        for row in reviewed[page]:
             if row.state == "changed since":
                 items.append(QueueItem("changed since", page, row.verdict.decided_at.isoformat(timespec="seconds"),
                                        f"sentence {row.number} was {row.verdict.verdict}ed by {row.verdict.reviewer}; its text or evidence changed since: \"{row.score.sentence}\"",
                                        sentence=row.number))
     decided_after = {}
-    for verdict in store.verdicts():
+    for verdict in verdicts:
         decided_after[(verdict.page_path, verdict.sentence)] = verdict.decided_at
-    for recheck in store.rechecks():
+    for recheck in rechecks:
         if recheck.page_path not in reviewed_pages and not (workspace.root / recheck.page_path).is_file():
             continue
         decided = decided_after.get((recheck.page_path, recheck.sentence))
         if decided is not None and decided >= recheck.found_at:
             continue  # a reviewer has judged it since
-        current = stored_review(workspace, recheck.page_path)
-        if current is None or not any(row.score.sentence == recheck.sentence for row in current.sentences):
+        current = reviewed.get(recheck.page_path)
+        if current is None or not any(row.score.sentence == recheck.sentence for row in current):
             continue  # the sentence is gone from the page
         now = "supported" if recheck.now_supported else "unsupported"
         items.append(QueueItem("re-check", recheck.page_path, recheck.found_at.isoformat(timespec="seconds"),
@@ -531,19 +548,23 @@ def summary(workspace: Workspace, *, fail_under: float | None = None) -> ReviewS
     pages = wiki_pages(workspace)
     result = ReviewSummary(pages=len(pages))
     supported = total = 0
-    for page in pages:
-        review = stored_review(workspace, page)
-        if review is None:
-            continue
-        result.verified += 1
-        supported += sum(row.supported(threshold) for row in review.sentences)
-        total += len(review.sentences)
-        result.unreviewed += sum(row.state in ("unreviewed", "changed since") and not row.score.supported(threshold) for row in review.sentences)
-        if fail_under is not None and review.supported_share(threshold) < fail_under:
-            result.below.append((page, review.supported_share(threshold)))
-    result.supported_share = supported / total if total else 0.0
-    result.contested = len(workspace.store.contests(status="open"))
-    queue = review_queue(workspace)
+    store = workspace.store
+    with store.session():  # one connection, and every verification and verdict read at once (not page by page)
+        reviewed = _reviewed_at_once(workspace)
+        for page in pages:
+            if page not in reviewed:
+                continue
+            sentences = reviewed[page]
+            result.verified += 1
+            page_supported = sum(row.supported(threshold) for row in sentences)
+            supported += page_supported
+            total += len(sentences)
+            result.unreviewed += sum(row.state in ("unreviewed", "changed since") and not row.score.supported(threshold) for row in sentences)
+            if fail_under is not None and sentences and page_supported / len(sentences) < fail_under:
+                result.below.append((page, page_supported / len(sentences)))
+        result.supported_share = supported / total if total else 0.0
+        result.contested = len(store.contests(status="open"))
+        queue = review_queue(workspace, reviewed=reviewed)
     result.queued = len(queue)
     result.held = sum(item.kind == "held page" for item in queue)
     return result

@@ -74,7 +74,7 @@ def _needs(module: str) -> None:
 
 def test_every_bench_script_is_covered_here():
     covered = {"dataset_files.py", "ingest.py", "qa.py", "history.py", "ranker.py", "refusals.py", "search.py", "sentences.py", "verify.py", "mcp_latency.py", "readings.py",
-               "realdocs.py"}
+               "realdocs.py", "status.py"}
     assert {path.name for path in (REPO / "bench").glob("*.py")} == covered
 
 
@@ -109,6 +109,11 @@ def test_bench_realdocs_runs_on_a_tiny_corpus(tmp_path):
     assert "Sentence boundaries: 0 of" in out  # the labels name realdocs paragraphs, absent here
     assert "ingest + wiki" in out and "fragment share" in out and "Context" in out
     assert "python-3.11-docs" in out and "gnuplot-5.4" in out  # a row of answers per question set
+
+
+def test_bench_status_runs_on_a_tiny_wiki():
+    result = _run("status.py", "--pages", "5", "--sentences", "2")
+    assert "5 pages verified" in result.stdout and "page by page (reference)" in result.stdout and "llmwiki status (subprocess)" in result.stdout
 
 
 def test_bench_datasets_runs(tmp_path):

@@ -178,3 +178,22 @@ def _remove_deep(top) -> None:
         if path == os.fspath(top):
             break
         path = os.path.dirname(path)
+
+
+def test_document_text_and_paths_are_printed_as_written_never_read_as_markup(tmp_path):
+    root = tmp_path / "ws"
+    llmwiki("init", str(root))
+    (root / "sources" / "api.md").write_text("# The [/api/v1] endpoint\n\nThe [bold] endpoint answers GET requests with JSON.\n", encoding="utf-8")
+    odd = root / "sources" / "a["
+    odd.mkdir()
+    (odd / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+    ingest = llmwiki("ingest", "-w", str(root))
+    assert ingest.returncode == 2 and "Traceback" not in ingest.stderr
+    assert "sources/a[/broken.pdf: is not a readable PDF" in ingest.stderr
+    found = llmwiki("search", "endpoint", "-w", str(root))
+    assert found.returncode == 0, found.stderr
+    assert "[/api/v1]" in found.stdout and "[bold] endpoint" in found.stdout
+    status = llmwiki("status", "-w", str(root))
+    assert status.returncode == 0 and "sources/a[/broken.pdf" in status.stdout
+    plain = llmwiki("search", "JSON", "-w", str(root))  # the control: a query whose hit has no brackets prints too
+    assert plain.returncode == 0 and "GET requests" in plain.stdout

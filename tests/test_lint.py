@@ -185,6 +185,10 @@ def test_cli_lint_reports_and_fixes(planted):
     page.write_text(page.read_text(encoding="utf-8") + "\nSee [nowhere](nowhere.md).\n", encoding="utf-8")
     broken = subprocess.run([sys.executable, "-m", "llmwiki", "lint", "-w", str(workspace.root), "--severity", "error"], capture_output=True, text=True, timeout=300)
     assert broken.returncode == 2 and "[error] broken-link" in broken.stdout and "[info]" not in broken.stdout
+    assert "broken-citation" not in broken.stdout  # the control: every citation of the planted wiki names a passage
+    page.write_text(page.read_text(encoding="utf-8") + "\nThe kelp grows fast. [c999999] It is green. [cabc]\n", encoding="utf-8")
+    cited = subprocess.run([sys.executable, "-m", "llmwiki", "lint", "-w", str(workspace.root), "--severity", "error"], capture_output=True, text=True, timeout=300)
+    assert cited.returncode == 2 and "[error] broken-citation" in cited.stdout and "[c999999]" in cited.stdout and "[cabc]" in cited.stdout
 
 
 def test_lint_scores_pairs_with_a_configured_nli_model(planted, tmp_path):

@@ -271,3 +271,26 @@ def test_an_edited_held_page_is_released_once_it_passes(wiki):
     save_page(workspace, SUMMARY, body, expected_version=page_version(workspace, SUMMARY))  # edited back to what the source says
     assert "released" in release_if_passing(workspace, SUMMARY, verifier=services_for(workspace).load_verifier)
     assert SUMMARY not in held_pages(workspace)
+
+
+def test_the_status_summary_reads_every_verification_on_one_connection(wiki, store_kind, monkeypatch):
+    if store_kind != "duckdb":
+        pytest.skip("counts DuckDB file connections")
+    from llmwiki.store.duckdb_store import DuckDBStore
+    from llmwiki.verify import wiki_pages
+
+    verifier = services_for(wiki).verifier
+    pages = wiki_pages(wiki)
+    for page in pages:
+        review_page(wiki, page, verifier)
+    decide(wiki, stored_review(wiki, SUMMARY), reject=[1], reviewer="bo")
+    opened = []
+    original = DuckDBStore._open
+    monkeypatch.setattr(DuckDBStore, "_open", lambda self: opened.append(1) or original(self))
+    for page in pages:  # the control: page by page, outside a session, a connection a lookup
+        stored_review(wiki, page)
+    assert len(opened) > len(pages)
+    opened.clear()
+    result = summary(wiki)
+    assert len(opened) == 1
+    assert result.verified == len(pages) and result.unreviewed >= 0 and 0 < result.supported_share < 1  # the verdict counted first

@@ -41,6 +41,8 @@ _ATTRIBUTE_WORD = re.compile(r"[a-z]+")
 _PERMALINK_TEXT = frozenset({"", "¶", "§", "#", "🔗", "⚓", "∞", "†"})
 _SKIP_LINK = re.compile(r"^\s*(?:skip|jump)\s+to\b", re.IGNORECASE)
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# Elements that hold blocks: the ones a class or id can name chrome (a link or a word inside a paragraph is content).
+_CONTAINERS = frozenset({"div", "section", "ul", "ol", "dl", "table", "header", "footer", "aside", "p", "span", "form", "menu"})
 _BLOCKS = ("p", "ul", "ol", "dl", "table", "pre", "blockquote", "div", "section", *_HEADINGS)
 
 
@@ -102,7 +104,7 @@ def _remove_chrome(root, dropped: list[Dropped]) -> None:
             reason = "navigation"
         elif (element.get("role") or "").lower() in _CHROME_ROLES:
             reason = "navigation"
-        else:
+        elif element.name in _CONTAINERS and not element.find_parent(_HEADINGS):
             words = _chrome_words(element)
             if words == {"header"} and element.find(_HEADINGS):
                 words = set()  # a header that holds the page's heading is content

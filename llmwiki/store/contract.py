@@ -544,6 +544,29 @@ class Store(ABC):
             ).fetchall()
         return verification_record(header, rows)
 
+    def latest_verifications(self) -> dict[str, tuple[dict, list[dict]]]:
+        """Every page's stored verification, by page path, in two queries: (header, sentence rows) as ``latest_verification``."""
+        with self.connect() as conn:
+            headers = self._execute(
+                conn,
+                "SELECT v.id, v.body_hash, v.source_hashes, v.model, v.threshold, v.started_at, v.finished_at, v.method, d.path "
+                "FROM page_verifications v JOIN documents d ON d.id = v.page_id "
+                "WHERE v.id IN (SELECT max(id) FROM page_verifications GROUP BY page_id)",
+            ).fetchall()
+            rows = self._execute(
+                conn,
+                """
+                SELECT verification_id, sentence, start_offset, end_offset, p_entailment, p_contradiction, best_excerpt,
+                       documents.path, excerpt_page, excerpt_chunk_id, weakest_clause, score, reason, flagged, features
+                FROM verification_sentences LEFT JOIN documents ON documents.id = verification_sentences.excerpt_document_id
+                WHERE verification_id IN (SELECT max(id) FROM page_verifications GROUP BY page_id) ORDER BY verification_id, seq
+                """,
+            ).fetchall()
+        by_verification: dict[int, list[tuple]] = {}
+        for row in rows:
+            by_verification.setdefault(row[0], []).append(row[1:])
+        return {header[-1]: verification_record(header[:-1], by_verification.get(header[0], [])) for header in headers}
+
     # -- what reviewers decide ----------------------------------------------------------------
 
     def record_verdicts(self, page_path: str, decisions: Sequence[dict], *, seen: dict[int, int | None]) -> list[int]:

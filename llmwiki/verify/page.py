@@ -346,11 +346,18 @@ def _score_pairs(verifier, pairs: Sequence[tuple[int, int, str, tuple]], parts: 
     return verifier.score([window for _, _, window, _ in pairs], [parts[index][part] for index, part, _, _ in pairs])
 
 
+_MISTYPED_MARK = re.compile(r"\[c[a-z][a-z0-9]{0,7}\](?![(:])")  # "[cabc]" on a page that cites: a mark, mistyped
+
+
 def unknown_citations(workspace: Workspace, body: str) -> tuple[str, ...]:
-    """The citation marks of a page body that name no stored chunk, each once, as written."""
+    """The citation marks of a page body that name no stored chunk, each once, as written: "[c999999]", "[c0]", and on a
+    page that cites passages, a mark with no number ("[cabc]")."""
     marks = {f"[c{number}]": int(number) for number in _CITATION_MARK.findall(body)}
     known = workspace.store.citation_targets([number for number in marks.values() if number > 0])
-    return tuple(mark for mark, number in marks.items() if number not in known)
+    unknown = [mark for mark, number in marks.items() if number not in known]
+    if marks:
+        unknown += list(dict.fromkeys(_MISTYPED_MARK.findall(body)))
+    return tuple(unknown)
 
 
 def body_hash(body: str) -> str:
