@@ -188,11 +188,22 @@ def extract_markdown(data: bytes, path: Path) -> Extraction:
     return Extraction(parser=f"markdown {EXTRACTOR_VERSIONS['markdown']} ({encoding})", pages=(builder.page(1),), title=title)
 
 
+def plain_paragraphs(block: str) -> list[str]:
+    """The paragraphs of a blank-line-separated block of plain text. Text wrapped at a column (every line but the last
+    35-120 characters long) is one paragraph, its line breaks spaces; lines shorter than that (a list of names, an
+    address, a table of values) or longer (a paragraph a line) are each a paragraph of their own."""
+    lines = [line for line in block.split("\n") if line.strip()]
+    if len(lines) <= 1 or all(35 <= len(line.rstrip()) <= 120 for line in lines[:-1]):
+        return [block]
+    return lines
+
+
 def extract_text(data: bytes, path: Path) -> Extraction:
     text, encoding = decode_text(data, path)
     builder = _PageBuilder()
-    for paragraph in _BLANK_LINES.split(text):
-        builder.add(paragraph, ())
+    for block in _BLANK_LINES.split(text):
+        for paragraph in plain_paragraphs(block):
+            builder.add(paragraph, ())
     first_line = text.strip().split("\n", 1)[0].strip()
     title = first_line if 0 < len(first_line) <= 80 else None
     return Extraction(parser=f"text {EXTRACTOR_VERSIONS['text']} ({encoding})", pages=(builder.page(1),), title=title)
