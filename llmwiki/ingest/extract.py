@@ -190,12 +190,18 @@ def extract_markdown(data: bytes, path: Path) -> Extraction:
 
 def plain_paragraphs(block: str) -> list[str]:
     """The paragraphs of a blank-line-separated block of plain text. Text wrapped at a column (every line but the last
-    35-120 characters long) is one paragraph, its line breaks spaces; lines shorter than that (a list of names, an
-    address, a table of values) or longer (a paragraph a line) are each a paragraph of their own."""
+    35-120 characters long) is one paragraph, its line breaks spaces; otherwise (a list of names, an address, a table of
+    values, a paragraph a line) a line is a paragraph of its own, unless the next goes on with a lower-case word."""
     lines = [line for line in block.split("\n") if line.strip()]
     if len(lines) <= 1 or all(35 <= len(line.rstrip()) <= 120 for line in lines[:-1]):
         return [block]
-    return lines
+    paragraphs = [lines[0]]
+    for line in lines[1:]:
+        if line.lstrip()[:1].islower():
+            paragraphs[-1] += "\n" + line
+        else:
+            paragraphs.append(line)
+    return paragraphs
 
 
 def extract_text(data: bytes, path: Path) -> Extraction:
