@@ -277,12 +277,16 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
             raise click.UsageError("--batch answers questions as they are; it does not save them or run tools (ask them one at a time for that)")
         try:
             with click.open_file(batch_file, encoding="utf-8", errors="replace") as lines:
-                questions = [line.strip() for line in lines if line.strip()]
+                questions = [line.strip() for line in lines]
         except OSError as err:
             raise click.BadParameter(f"{batch_file}: cannot be read ({err.strerror or err}). Give a text file with one question per line, or - for standard input.",
                                      param_hint="--batch") from None
         for number, item in enumerate(questions, start=1):
             errors.print(f"{number}/{len(questions)} {item}")  # progress on stderr; stdout stays one answer a line
+            if not item:  # answer line N is always question line N: a blank line gets a line saying so
+                blank = f"line {number} is blank: no question to answer"
+                click.echo(json.dumps({"question": "", "line": number, "error": blank}) if as_json else f"Q: (none)\n{blank}\n")
+                continue
             answer = answer_question(workspace, item, open_page=open_page, services=services)
             if as_json:
                 click.echo(json.dumps(answer.as_json(), ensure_ascii=False))
@@ -535,15 +539,14 @@ def _sentence_numbers(values: tuple[str, ...], flag: str) -> list[int]:
 @click.argument("source")
 @workspace_option
 @click.option("--delete-file", is_flag=True, help="Delete the source file (default: move it to withdrawn/).")
-@click.option("--dry-run", is_flag=True, help="Only say what would be deleted or marked stale.")
+@click.option("--dry-run", is_flag=True, help="Only say what the run would do to each page (delete, rewrite, mark stale).")
 def withdraw(source: str, workspace_path: str | None, delete_file: bool, dry_run: bool) -> None:
     """Withdraw a source: its pages go, pages resting partly on it are marked stale."""
     from llmwiki.maintain import plan_withdrawal, withdraw as run_withdrawal
 
     workspace = _workspace(workspace_path)
     if dry_run:
-        deleted, stale = plan_withdrawal(workspace, source)
-        console.print("\n".join([f"would delete {page}" for page in deleted] + [f"would mark stale {page}" for page in stale]) or "No page depends on it.")
+        console.print("\n".join(plan_withdrawal(workspace, source).lines()) or "No page depends on it.")
         return
     report = run_withdrawal(workspace, source, delete_file=delete_file)
     console.print(report.summary())

@@ -109,8 +109,23 @@ def _without_withdrawn(workspace: Workspace, page: str, text: str, removed: set[
     return with_citations(workspace.store, meta, unlinked, page), clean
 
 
-def plan_withdrawal(workspace: Workspace, source: str) -> tuple[list[str], list[str]]:
-    """(pages to delete, pages to mark stale) if source were withdrawn; changes nothing."""
+@dataclass(frozen=True)
+class WithdrawalPlan:
+    """What withdrawing a source does, page by page: what `withdraw --dry-run` prints and `withdraw` carries out."""
+
+    source: str
+    deleted: tuple[str, ...]  # pages resting only on withdrawn material
+    rewritten: tuple[str, ...]  # pages kept without the withdrawn source's section, or without links to deleted pages
+    stale: tuple[str, ...]  # pages kept as they are and marked stale: part of what they say came from the source
+
+    def lines(self) -> list[str]:
+        """One line per page, saying what the run will do to it."""
+        return ([f"would delete {page}" for page in self.deleted] + [f"would rewrite {page} (its part from {self.source} or its links to deleted pages removed)" for page in self.rewritten]
+                + [f"would mark stale {page}" for page in self.stale])
+
+
+def plan_withdrawal(workspace: Workspace, source: str) -> WithdrawalPlan:
+    """What withdrawing source would do to each page (``WithdrawalPlan``); changes nothing."""
     relative = workspace.relative(workspace.root / source if not Path(source).is_absolute() else source, fix=workspace.SOURCE_FIX)
     document = workspace.store.document_by_path(relative)
     if document is None:
@@ -131,7 +146,17 @@ def plan_withdrawal(workspace: Workspace, source: str) -> tuple[list[str], list[
                 deleted.append(page)
                 changed = True
     stale = [page for page, sources in derived.items() if page not in removed and any(path in removed for path in sources)]
-    return deleted, stale
+    rewritten = []
+    for page in sorted(derived):
+        if page in removed:
+            continue
+        original = (workspace.root / page).read_text(encoding="utf-8")
+        text, clean = _without_withdrawn(workspace, page, original, removed, set(deleted))
+        if text != original:
+            rewritten.append(page)
+        if clean and page in stale:
+            stale.remove(page)
+    return WithdrawalPlan(source=relative, deleted=tuple(deleted), rewritten=tuple(rewritten), stale=tuple(stale))
 
 
 def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) -> WithdrawalReport:
@@ -139,7 +164,8 @@ def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) ->
     relative = workspace.relative(workspace.root / source if not Path(source).is_absolute() else source, fix=workspace.SOURCE_FIX)
     plan_withdrawal(workspace, relative)  # refuses an unknown or non-source id before anything is touched
     with operation(workspace, "withdraw", source=relative) as journal:
-        deleted, stale = plan_withdrawal(workspace, relative)
+        plan = plan_withdrawal(workspace, relative)
+        deleted, stale = list(plan.deleted), list(plan.stale)
         report = WithdrawalReport(source=relative, deleted_pages=deleted, stale_pages=stale)
         removed = {relative, *deleted}
         texts: dict[str, str | None] = {page: None for page in deleted}
@@ -153,12 +179,9 @@ def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) ->
         with store.session(), store.transaction():  # the cascade and the stale marks: one transaction
             store.remove_document(relative)
             for page, original in originals.items():
-                rewritten, clean = _without_withdrawn(workspace, page, original, removed, set(deleted))
-                if rewritten != original:
-                    texts[page] = rewritten
+                if page in plan.rewritten:  # written again now that the source's chunks are gone from the store
+                    texts[page], _ = _without_withdrawn(workspace, page, original, removed, set(deleted))
                     report.rewritten_pages.append(page)
-                if clean and page in stale:
-                    stale.remove(page)
             for page in stale:
                 document = store.document_by_path(page)
                 if document is not None:

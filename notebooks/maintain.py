@@ -45,11 +45,11 @@ def _(workspace):
 
 @app.cell
 def _(source, workspace):
-    mo.stop(source.value is None, mo.md("_Pick a source to see what its withdrawal would delete or mark stale._"))
-    deleted, stale = plan_withdrawal(workspace, source.value)
+    mo.stop(source.value is None, mo.md("_Pick a source to see what its withdrawal would delete, rewrite or mark stale._"))
+    _plan = plan_withdrawal(workspace, source.value)
     if not mo.running_in_notebook():
-        print(f"preview {source.value}: {len(deleted)} page(s) deleted, {len(stale)} marked stale")
-    _lines = [f"- delete `{page}`" for page in deleted] + [f"- mark stale `{page}`" for page in stale]
+        print(f"preview {source.value}: {len(_plan.deleted)} page(s) deleted, {len(_plan.rewritten)} rewritten, {len(_plan.stale)} marked stale")
+    _lines = [f"- {line}" for line in _plan.lines()]
     withdraw_button = mo.ui.run_button(label=f"Withdraw {source.value}")
     mo.vstack([mo.callout(mo.md("**Preview**\n\n" + ("\n".join(_lines) or "No page depends on it.")), kind="warn"), withdraw_button])
     return (withdraw_button,)

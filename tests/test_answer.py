@@ -397,8 +397,11 @@ def test_ask_json_and_batch_print_one_object_per_question(physics, tmp_path):
     batch = runner.invoke(cli, ["ask", "--batch", str(questions), "--json", "-w", str(physics.root)])
     assert batch.exit_code == 0, batch.output
     lines = [json.loads(line) for line in batch.stdout.strip().splitlines()]
-    assert [line["question"] for line in lines] == ["Was Becquerel born in Paris?", "What is the capital of Mongolia?", "When was Becquerel born?"]
-    assert [line["refused"] for line in lines] == [False, True, False] and lines[1]["citations"] == [] and lines[1]["verdict"] is None
+    # One output line per input line, in order: the blank third line gets an object saying so.
+    assert [line["question"] for line in lines] == ["Was Becquerel born in Paris?", "What is the capital of Mongolia?", "", "When was Becquerel born?"]
+    assert lines[2] == {"question": "", "line": 3, "error": "line 3 is blank: no question to answer"}
+    answered = [lines[0], lines[1], lines[3]]
+    assert [line["refused"] for line in answered] == [False, True, False] and lines[1]["citations"] == [] and lines[1]["verdict"] is None
     refused_save = runner.invoke(cli, ["ask", "What is the capital of Mongolia?", "--save", "-w", str(physics.root)])
     assert refused_save.exit_code != 0 and "not saved" in refused_save.output
 

@@ -137,6 +137,18 @@ def test_copy_brings_an_outside_file_into_sources(workspace, tmp_path, count_tok
     assert (workspace.sources_dir / "report.md").read_text(encoding="utf-8") == GOOD
 
 
+def test_copy_of_a_folder_keeps_its_sub_folders(workspace, tmp_path, count_tokens):
+    outside = tmp_path / "notes"
+    for folder, text in (("a", GOOD), ("b", GOOD.replace("aardvark", "armadillo"))):
+        (outside / folder).mkdir(parents=True)
+        (outside / folder / "notes.md").write_text(text, encoding="utf-8")
+    report = ingest_paths(workspace, [outside], copy=True, count_tokens=count_tokens, generate=False)
+    assert sorted((outcome.path, outcome.action) for outcome in report.outcomes) == [("sources/notes/a/notes.md", "ingested"), ("sources/notes/b/notes.md", "ingested")]
+    assert "armadillo" in (workspace.sources_dir / "notes" / "b" / "notes.md").read_text(encoding="utf-8")
+    again = ingest_paths(workspace, [outside], copy=True, count_tokens=count_tokens, generate=False)  # the control: copied again, nothing new
+    assert [outcome.action for outcome in again.outcomes] == ["unchanged", "unchanged"] and not again.problems
+
+
 def test_a_bad_new_version_keeps_the_stored_content(workspace, count_tokens):
     path = write(workspace, "a.md", GOOD)
     ingest_file(workspace, path, count_tokens=count_tokens)

@@ -47,9 +47,11 @@ def test_withdrawal_cascade(reef):
     verify_page(workspace, BOTH, Exact())
     concept_path = "wiki/concepts/kelp-forest.md"
     assert "summaries/a.md" in (workspace.root / concept_path).read_text(encoding="utf-8")  # control: the shared concept links a's summary
-    deleted, stale = plan_withdrawal(workspace, "sources/a.md")
-    assert set(deleted) == {"wiki/summaries/a.md", answer_path}
-    assert sorted(stale) == [BOTH, concept_path]
+    plan = plan_withdrawal(workspace, "sources/a.md")
+    assert set(plan.deleted) == {"wiki/summaries/a.md", answer_path}
+    # The dry run says what the run does: the shared concept page is rewritten (not marked stale), the answer marked stale.
+    assert list(plan.rewritten) == [concept_path] and list(plan.stale) == [BOTH]
+    assert f"would rewrite {concept_path}" in "\n".join(plan.lines()) and f"would mark stale {concept_path}" not in "\n".join(plan.lines())
 
     report = withdraw(workspace, "sources/a.md")
     root = workspace.root
@@ -58,10 +60,10 @@ def test_withdrawal_cascade(reef):
     # The shared concept page loses a's section and its link to a's deleted summary, and keeps b's: nothing stale in it.
     concept_text = (root / concept_path).read_text(encoding="utf-8")
     assert "summaries/a.md" not in concept_text and "sources/a.md" not in concept_text and "Surveyors mapped" in concept_text
-    assert concept_path in report.rewritten_pages and workspace.store.document_by_path(concept_path).stale_since is None
+    assert report.rewritten_pages == list(plan.rewritten) and workspace.store.document_by_path(concept_path).stale_since is None
     # The answer on both sources has no section per source: kept, marked stale, with the sentences that rested on a.
     answer = workspace.store.document_by_path(BOTH)
-    assert answer is not None and answer.stale_since is not None and report.stale_pages == [BOTH]
+    assert answer is not None and answer.stale_since is not None and report.stale_pages == list(plan.stale) == [BOTH]
     assert workspace.store.document_by_path("wiki/summaries/b.md").stale_since is None  # control
     assert report.affected_sentences[BOTH] == ["The Kelp Forest shelters many fish."]  # it rested on a; the one from b did not
     assert (root / "withdrawn/a.md").exists() and not (root / "sources/a.md").exists()

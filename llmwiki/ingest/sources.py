@@ -133,14 +133,15 @@ def _shown(workspace: Workspace, path: Path) -> str:
         return str(path)
 
 
-def import_file(workspace: Workspace, path: Path) -> Path:
-    """Copy a file from outside the workspace into sources/, refusing to overwrite other content."""
-    return import_bytes(workspace, path.name, path.read_bytes(), again="copy it again")
+def import_file(workspace: Workspace, path: Path, *, folder: str = "") -> Path:
+    """Copy a file from outside the workspace into sources/ (under ``folder``, a relative path such as "manual/ch1"),
+    refusing to overwrite other content."""
+    return import_bytes(workspace, path.name, path.read_bytes(), again="copy it again", folder=folder)
 
 
-def import_bytes(workspace: Workspace, name: str, data: bytes, *, again: str = "upload it again") -> Path:
-    """An uploaded file (its name and bytes) into sources/, refusing to overwrite other content."""
-    target = _import_target(workspace, name)
+def import_bytes(workspace: Workspace, name: str, data: bytes, *, again: str = "upload it again", folder: str = "") -> Path:
+    """An uploaded file (its name and bytes) into sources/ (under ``folder``), refusing to overwrite other content."""
+    target = _import_target(workspace, name, folder=folder)
     if target.exists():
         if target.read_bytes() != data:
             raise WorkspaceError(f"{target}: already exists with other content. Rename {name} and {again}.")
@@ -151,13 +152,17 @@ def import_bytes(workspace: Workspace, name: str, data: bytes, *, again: str = "
     return target
 
 
-def _import_target(workspace: Workspace, name: str) -> Path:
-    """sources/<name>, for a plain file name only (no folders, no hidden or empty names)."""
+def _import_target(workspace: Workspace, name: str, *, folder: str = "") -> Path:
+    """sources/<folder>/<name>, for a plain file name (no folders, no hidden or empty names) and a folder of plain names."""
     plain = name.replace("\\", "/").rsplit("/", 1)[-1]
     if not plain or plain != name or plain.startswith(".") or "\x00" in plain:
         raise WorkspaceError(f"{name!r}: is not a plain file name. Rename the file (letters, digits, no folders, not starting with a dot) and add it again.")
-    workspace.sources_dir.mkdir(parents=True, exist_ok=True)
-    return workspace.sources_dir / plain
+    parts = [part for part in folder.replace("\\", "/").split("/") if part]
+    if any(part in (".", "..") or part.startswith(".") or "\x00" in part for part in parts):
+        raise WorkspaceError(f"{folder!r}: is not a plain folder path. Copy from a folder whose sub-folders are not hidden.")
+    target_folder = workspace.sources_dir.joinpath(*parts)
+    target_folder.mkdir(parents=True, exist_ok=True)
+    return target_folder / plain
 
 
 def ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenCounter | None = None) -> FileOutcome:
@@ -266,10 +271,14 @@ def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_p
     requested = [workspace.sources_dir] if paths is None else list(paths)
     files, problems = discover(workspace, requested)
     outcomes = [FileOutcome(path=_shown(workspace, path), action="refused", reason=f"{_shown(workspace, path)}: {reason}.") for path, reason in problems]
+    folders = sorted((Path(path) for path in requested if Path(path).is_dir()), key=lambda folder: -len(Path(folder).parts))
     for done, path in enumerate(files):
         if copy and not _inside(workspace, path) and path.is_file():
+            # A copied folder keeps its structure under sources/<its name>/, so two notes.md in two sub-folders are two sources.
+            root = next((folder for folder in folders if folder in path.parents), None)
+            under = (Path(root.name) / path.parent.relative_to(root)).as_posix() if root is not None else ""
             try:
-                path = import_file(workspace, path)
+                path = import_file(workspace, path, folder=under)
             except (WorkspaceError, OSError) as err:
                 outcomes.append(FileOutcome(path=str(path), action="refused", reason=str(err)))
                 continue
