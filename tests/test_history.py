@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from llmwiki.publish import history
+from llmwiki.publish.wiki import ingest_paths
 from llmwiki.errors import LlmwikiError
 from llmwiki.maintain import consistency_problems, page_history, page_version, restore, save_page, withdraw
 from llmwiki.read.search import search
@@ -74,12 +75,17 @@ def test_restore_from_a_snapshot_brings_back_files_and_store_exactly(reef):
     workspace = reef
     before_files, before_store, revision = files(workspace), store_state(workspace), history.head(workspace.root)
     change_everything(workspace)
+    (workspace.sources_dir / "c.md").write_text("# Tides\n\nThe tide turns twice a day at the reef.\n", encoding="utf-8")
+    ingest_paths(workspace, [workspace.sources_dir / "c.md"])  # a source that came after the revision restored
     assert store_state(workspace) != before_store and files(workspace) != before_files  # the change was real
     assert search(workspace, "divers spring", scope="sources").matched_count == 0
 
     report = restore(workspace, revision[:8])
 
     assert report.method == "snapshot" and report.commit
+    # It says which sources it removed or brought back, and how to undo it.
+    assert report.sources_returned == ["sources/a.md"] and report.sources_removed == ["sources/c.md"]
+    assert "source brought back: sources/a.md" in report.summary() and f"To undo it: llmwiki restore {report.left[:10]}" in report.summary()
     assert files(workspace) == before_files
     assert store_state(workspace) == before_store  # versions and stale marks too
     assert search(workspace, "divers spring", scope="sources").matched_count == 1

@@ -112,6 +112,17 @@ def changed_since_head(root: Path) -> list[str]:
     return [line for line in _git(root, "diff", "--name-only", "--no-renames", "HEAD", "--").splitlines() if line]
 
 
+def statuses_since_head(root: Path) -> dict[str, str]:
+    """Tracked paths that differ from the last commit, each with how: "added", "deleted" or "modified"."""
+    names = {"A": "added", "D": "deleted"}
+    found = {}
+    for line in _git(root, "diff", "--name-status", "--no-renames", "HEAD", "--").splitlines():
+        status, _, path = line.partition("\t")
+        if path:
+            found[path] = names.get(status[:1], "modified")
+    return found
+
+
 def unstage(root: Path, paths: Iterable[str]) -> None:
     """Make the index agree with HEAD for these paths, leaving the files as they are."""
     paths = sorted(set(paths))

@@ -122,16 +122,23 @@ class RestoreReport:
     counts: dict[str, int] = field(default_factory=dict)
     commit: str | None = None
     store_recovery: str = ""  # what was done first about a damaged store, if anything
+    left: str | None = None  # the commit the workspace was at before: restoring it undoes this restore
+    sources_removed: list[str] = field(default_factory=list)  # source files that did not exist at the target commit
+    sources_returned: list[str] = field(default_factory=list)  # source files the target commit had and the workspace had not
 
     def summary(self) -> str:
         lines = [self.store_recovery] if self.store_recovery else []
         lines.append(f"Restored the workspace to {self.target[:10]}: {len(self.changed_files)} file(s) changed.")
+        lines += [f"    source removed (it came after {self.target[:10]}): {path}" for path in self.sources_removed]
+        lines += [f"    source brought back: {path}" for path in self.sources_returned]
         if self.method == "snapshot":
             lines.append("Store: loaded from the snapshot taken at that commit (versions, stale marks and verifications as they were).")
         else:
             lines.append(f"Store: rebuilt from the files ({self.why_rebuilt}); {self.counts.get('sources', 0)} sources re-extracted, {self.counts.get('pages', 0)} pages re-indexed.")
             lines += [f"    lost: {loss}" for loss in self.losses]
         lines.append(f"commit {self.commit[:10]}" if self.commit else "No file differed; nothing to commit.")
+        if self.commit and self.left:
+            lines.append(f"To undo it: llmwiki restore {self.left[:10]}")
         return "\n".join(lines)
 
 
@@ -139,13 +146,16 @@ def restore_to(workspace: Workspace, target: str) -> RestoreReport:
     """Files and store back to a commit, as a new forward commit; idempotent, so an
     interrupted restore is carried out again by recovery."""
     root = workspace.root
-    report = RestoreReport(target=target)
+    report = RestoreReport(target=target, left=history.head(root))
     history.restore_tree(root, target)
     log_path = root / "wiki/log.md"
     if log_path.exists():  # the log as it was then, plus this restore
         stamp = datetime.now().isoformat(timespec="seconds").replace("T", " ")
         log_path.write_text(log_path.read_text(encoding="utf-8").rstrip() + f"\n\n## {stamp} restore: to {target[:10]}\n", encoding="utf-8")
     report.changed_files = history.changed_since_head(root)  # also right when an interrupted restore is carried out again
+    statuses = history.statuses_since_head(root)
+    report.sources_removed = sorted(path for path, how in statuses.items() if path.startswith("sources/") and how == "deleted")
+    report.sources_returned = sorted(path for path, how in statuses.items() if path.startswith("sources/") and how == "added")
     failpoint("restore:files")
     workspace = Workspace(root=root, config=load_config(root / CONFIG_FILENAME))  # the settings as they were then
     snapshot, why = usable(workspace, target)
