@@ -35,6 +35,7 @@ WIKI_FILES = {
     "log.md": "# Log\n\n",
 }
 # Maintained by code and read whole by the chat selector; never chunked for search.
+INGEST_WAIT_S = 3600  # how long an ingest waits for another one in the same workspace before it gives up
 COLLECTION_PAGES = frozenset(f"wiki/{name}" for name in WIKI_FILES)
 
 
@@ -149,6 +150,13 @@ class Workspace:
         from filelock import FileLock
 
         return FileLock(str(self.state_dir / "wiki.lock"), timeout=max(self.config.store.lock_timeout_s, 60))
+
+    def ingest_lock(self):
+        """An inter-process lock held for a whole ingest (files, then the pages of every source lacking them): a second
+        ingest waits for the first instead of writing the pages the first is still writing."""
+        from filelock import FileLock
+
+        return FileLock(str(self.state_dir / "ingest.lock"), timeout=INGEST_WAIT_S)
 
     def kind_of(self, relative_path: str) -> str:
         """'wiki' for pages under wiki/, 'source' for everything else."""

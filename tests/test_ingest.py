@@ -195,6 +195,25 @@ def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
     assert all(workspace.store.chunks(document.id) for document in documents)
 
 
+def test_a_second_ingest_waits_for_the_first_instead_of_writing_its_pages(workspace):
+    import time
+
+    write(workspace, "kelp.md", GOOD)
+    script = "import sys\nfrom llmwiki.publish.wiki import ingest_paths\nfrom llmwiki.workspace import Workspace\n" \
+             "report = ingest_paths(Workspace.open(sys.argv[1]))\nprint(report.summary(), 'finished:', len(report.finished))\n"
+    with workspace.ingest_lock():  # another ingest holds the workspace
+        process = subprocess.Popen([sys.executable, "-c", script, str(workspace.root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        assert process.poll() is None  # it waits
+        assert workspace.store.document_by_path("sources/kelp.md") is None  # and has touched nothing
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr
+    assert "1 ingested" in stdout and "finished: 0" in stdout
+    started = time.perf_counter()  # the control: with no other ingest, one runs at once
+    again = subprocess.run([sys.executable, "-c", script, str(workspace.root)], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "1 unchanged" in again.stdout and time.perf_counter() - started < 60
+
+
 def test_an_upload_goes_into_sources_and_never_overwrites_other_content(workspace):
     from llmwiki.errors import WorkspaceError
     from llmwiki.ingest.sources import import_bytes

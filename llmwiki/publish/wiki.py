@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from filelock import Timeout
+
+from llmwiki.errors import WorkspaceError
 from llmwiki.publish import history
 from llmwiki.backends import Backend
 from llmwiki.ingest.chunking import TokenCounter
@@ -34,7 +37,7 @@ from llmwiki.pages import ANSWERS, CITATION, CONCEPTS, SUMMARIES, read_page, res
 from llmwiki.records import Document, extractor_tag
 from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.services import Services
-from llmwiki.workspace import COLLECTION_PAGES, Workspace
+from llmwiki.workspace import COLLECTION_PAGES, INGEST_WAIT_S, Workspace
 
 ALIASES_FILE = "aliases.generated.toml"
 
@@ -66,6 +69,24 @@ def ingest_paths(
     by default built from the workspace's settings for this call).
     """
     services = services or Services(workspace)
+    lock = workspace.ingest_lock()
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if on_progress is not None:
+            on_progress(0, 0, "waiting for another ingest of this workspace to finish")
+        try:
+            lock.acquire()
+        except Timeout as err:
+            raise WorkspaceError(f"{workspace.root}: another ingest has held the workspace for {INGEST_WAIT_S // 60} minutes. "
+                                 "Wait for it to finish (or stop it), then ingest again.") from err
+    try:
+        return _ingest_paths(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, generate=generate, services=services)
+    finally:
+        lock.release()
+
+
+def _ingest_paths(workspace: Workspace, paths, *, copy: bool, count_tokens, on_progress, generate: bool, services: Services) -> BuildReport:
     tracer = services.tracer
     report = ingest_files(workspace, paths, copy=copy, count_tokens=count_tokens, on_progress=on_progress, tracer=tracer)
     failpoint("ingest:stored")
