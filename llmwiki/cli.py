@@ -855,6 +855,8 @@ def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_j
 
     workspace = _workspace(workspace_path)
     source = _services(workspace).datasets
+    if (missing := source.missing_folder()) is not None:
+        raise missing
     for error in source.errors:
         errors.print(f"skipped: {error}")
     if category is None and not (keys or metrics or dims):

@@ -147,7 +147,8 @@ def _read_table(body: str, path: Path, line_offset: int) -> _Table:
             elif isinstance(kind, dict) and "Table" in kind:
                 table_starts.append(span["start"])
     if not table_starts:
-        raise DatasetError(path, "has no Markdown table", "Add one table with a header row and a |---| separator row")
+        raise DatasetError(path, "has no Markdown table after its frontmatter", "Add one table with a header row and a |---| separator row",
+                           line=line_offset + 1)
     if len(table_starts) > 1:
         lines = ", ".join(str(line_of(start)) for start in table_starts)
         raise DatasetError(path, f"has {len(table_starts)} tables (at lines {lines})", "Keep exactly one table per dataset file; move the others to their own category files")
@@ -159,6 +160,13 @@ def _read_table(body: str, path: Path, line_offset: int) -> _Table:
     # "_0_" stays "_0_"), on the rows the parser found; a row whose cell count
     # differs from the header's is an error, as the table rule would pad or drop it.
     header = raw_cells(rows[0][0])
+    seen: dict[str, int] = {}
+    for position, name in enumerate(header, start=1):
+        if name.lower() in seen:
+            raise DatasetError(path, f"column {name!r} appears twice in the header (columns {seen[name.lower()]} and {position})",
+                               "Give every column its own name: a second value column is dropped, a repeated metric is ambiguous",
+                               line=line_of(rows[0][0]))
+        seen[name.lower()] = position
     body_rows = []
     for start, _ in rows[1:]:
         line = line_of(start)
@@ -323,6 +331,13 @@ class DatasetSource:
         if path.exists() and resolved_folder not in path.resolve().parents:
             raise DatasetError(path, "points outside the datasets folder (a symbolic link)", "Replace the link with the file itself")
         return path
+
+    def missing_folder(self) -> DatasetError | None:
+        """The error to show when the datasets folder is not there (a wrong ``[datasets] folder``); None when it is."""
+        if self.folder.is_dir():
+            return None
+        return DatasetError(self.folder, "the datasets folder does not exist",
+                            "Create it, or set [datasets] folder in wiki_config.toml to the folder that holds the <category>.md files")
 
     def _files(self) -> list[Path]:
         if not self.folder.is_dir():

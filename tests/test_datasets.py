@@ -110,6 +110,10 @@ BAD = {
     "non-numeric": (LONG.replace("| 3.25 |", "| high |"), "value 'high' in column 'value' is not a number", 14),
     "unknown format": (LONG.replace("format: long", "format: wide"), "unknown format 'wide'", 1),
     "duplicate": (LONG.replace("| bank a | deposit rate | south |", "| bank a | deposit rate | north |"), "duplicate value for key 'bank a'", 14),
+    "no table": (LONG.split("| key |")[0] + "Just a note.\n", "has no Markdown table", 10),
+    "repeated value column": (LONG.replace("| key | metric | region | value |\n|-----|--------|--------|------:|", "| key | metric | value | value |\n|-----|--------|--------|------:|"),
+                              "column 'value' appears twice in the header (columns 3 and 4)", 11),
+    "repeated matrix column": (MATRIX.replace("key | bread | milk", "key | bread | bread"), "column 'bread' appears twice in the header", 10),
 }
 
 
@@ -125,6 +129,7 @@ def test_malformed_files_raise_one_error_with_file_line_and_fix(tmp_path, case):
     if line is not None:
         assert error.line == line and f"rates.md:{line}:" in str(error)
     assert len(parse_dataset(LONG, tmp_path / "rates.md")) == 3  # control: the valid file parses
+    assert len(parse_dataset(MATRIX, tmp_path / "prices.md")) == 4
 
 
 def test_a_bad_file_does_not_stop_the_others(tmp_path):
