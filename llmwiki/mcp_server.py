@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -234,10 +235,79 @@ def build_server(workspace: Workspace, *, allow_writes: bool = False, services: 
     return server
 
 
+def rejected_line(line: str) -> dict | None:
+    """The JSON-RPC error answering a line that is no JSON-RPC 2.0 message (None: the line is one, or blank): -32700 for
+    text that is not JSON, -32600 for JSON that is not a request, notification or response (``[1,2,3]``, ``{}``, ``null``,
+    a wrong ``jsonrpc`` version). The SDK's stdio transport reads such lines and answers nothing."""
+    import mcp_types as types
+
+    if not line.strip():
+        return None
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception:
+        pass
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: the line is not JSON"}}
+    request_id = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), (str, int)) and not isinstance(value.get("id"), bool) else None
+    version = value.get("jsonrpc") if isinstance(value, dict) else None
+    why = (f"jsonrpc must be \"2.0\", not {version!r}" if isinstance(value, dict) and version != "2.0"
+           else "a JSON-RPC message is an object with a method (and an id for a request), or a result or error for an id")
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": f"Invalid Request: {why}"}}
+
+
+async def _serve_stdio(server) -> None:
+    """The SDK's stdio transport, with every line that is no JSON-RPC message answered by its error (``rejected_line``)."""
+    import sys
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    # The wire is a private copy of fds 0 and 1; the fds themselves point at the null device and at stderr while serving,
+    # so a library that prints (a progress bar) cannot break a frame, as the SDK's own transport arranges.
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)  # to put fds 0 and 1 back when the client goes
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    stdin = anyio.wrap_file(os.fdopen(wire_in, "r", encoding="utf-8", errors="replace"))
+    stdout = anyio.wrap_file(os.fdopen(wire_out, "w", encoding="utf-8", buffering=1))
+
+    class _Checked:
+        """stdin as the transport reads it: only JSON-RPC messages get through; the rest is answered here."""
+
+        async def __aiter__(self):
+            async for line in stdin:
+                error = rejected_line(line)
+                if error is None:
+                    if line.strip():
+                        yield line
+                    continue
+                await stdout.write(json.dumps(error) + "\n")
+                await stdout.flush()
+
+    try:
+        async with stdio_server(stdin=_Checked(), stdout=stdout) as (read_stream, write_stream):
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    finally:
+        for saved, fd in ((saved_in, 0), (saved_out, 1)):
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
 def serve(workspace: Workspace, *, allow_writes: bool = False, http: str | None = None, allow_remote: bool = False) -> None:
     """Serve the workspace over stdio, or streamable HTTP at http ("HOST:PORT"), until the client goes or Ctrl-C."""
     if http is None:
-        build_server(workspace, allow_writes=allow_writes).run("stdio")
+        import anyio
+
+        server = build_server(workspace, allow_writes=allow_writes)
+        anyio.run(_serve_stdio, server)
         return
     host, port = http_address(http, allow_remote=allow_remote)
     build_server(workspace, allow_writes=allow_writes).run("streamable-http", host=host, port=port)

@@ -78,9 +78,10 @@ def limit_argument(arguments: dict, default: int = 5) -> int:
     value = arguments.get("limit", default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf")):
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in (float("inf"), float("-inf"))
+            or int(value) != value or not 1 <= value <= MAX_LIMIT):
         raise ToolArgumentError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {value!r}")
-    return max(1, min(int(value), MAX_LIMIT))
+    return int(value)
 
 
 def choice_argument(arguments: dict, name: str, choices: tuple[str, ...], default: str) -> str:

@@ -203,3 +203,31 @@ def test_a_changed_source_is_read_by_the_next_call(wiki):
 
     first, second = _with_client(_params(wiki), work)
     assert first.structured_content["case"] == "no_match" and second.structured_content["case"] == "matched"
+
+
+def test_every_line_gets_a_result_or_a_json_rpc_error_and_out_of_range_limits_are_refused(wiki):
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    lines = ["this is not json", '{"jsonrpc": "2.0", "id": 7, "method": "tools/li', "[1,2,3]", "{}", "null",
+             '{"jsonrpc": "1.0", "id": 8, "method": "tools/list"}', "x" * (1 << 20)]
+    tools_list = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}  # the control: a well-formed request after them all
+    stdin = "\n".join([json.dumps(initialize), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), *lines,
+                       json.dumps(tools_list)]) + "\n"
+    result = subprocess.run([sys.executable, "-m", "llmwiki", "mcp", "-w", str(wiki.root)], input=stdin, capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    replies = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    errors = [reply["error"]["code"] for reply in replies if "error" in reply]
+    assert errors == [-32700, -32700, -32600, -32600, -32600, -32600, -32700]
+    assert [reply["id"] for reply in replies if "error" in reply][5] == 8  # the id of a message is kept where there is one
+    listed = next(reply for reply in replies if reply.get("id") == 2)
+    assert {tool["name"] for tool in listed["result"]["tools"]} >= {"search", "ask"}
+
+    async def work(client):
+        refused = await client.call_tool("search", {"query": "kelp", "limit": -5})
+        kept = await client.call_tool("search", {"query": "kelp", "limit": 3})
+        return refused, kept
+
+    refused, kept = _with_client(_params(wiki), work)
+    assert refused.is_error and "limit must be a whole number from 1" in refused.content[0].text
+    assert not kept.is_error and kept.structured_content["hits"]
