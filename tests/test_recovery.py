@@ -368,3 +368,24 @@ def test_an_interrupted_operation_whose_store_copy_is_unreadable_is_recovered_no
     assert status.stderr.count("rolled back") == 1 and "unreadable" in status.stderr  # said once, not once more by a log handler
     assert not (root / ".llmwiki" / "journal.json").exists()  # not stuck: the journal is finished
     assert _state(Workspace.open(root)) == before and history.changed_since_head(root) == []
+
+
+def test_bytes_changed_in_place_with_size_and_time_kept_are_found_by_status_and_repaired_by_restore(large, tmp_path):
+    root = tmp_path / "ws"
+    shutil.copytree(large, root)
+    sound = _llmwiki(root, "status")  # a sound check, remembered in the stamp beside the store
+    assert sound.returncode == 0, sound.stderr
+    path = Workspace.open(root).store.path
+    before = path.stat()
+    _zeroed_middle(path)  # in place: same inode and size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the same time
+    assert (path.stat().st_ino, path.stat().st_size, path.stat().st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+    status = _llmwiki(root, "status")
+    assert status.returncode == 1 and "the store is damaged" in status.stderr
+    search = _llmwiki(root, "search", "otter")  # the other commands say the same
+    assert search.returncode == 1 and "the store is damaged" in search.stderr
+    repaired = _llmwiki(root, "restore")  # no revision: repairs what the check found
+    assert repaired.returncode == 0 and "The damaged store was moved to" in repaired.stdout, repaired.stderr
+    assert _llmwiki(root, "status").returncode == 0 and _llmwiki(root, "search", "otter").returncode == 0
+    idle = _llmwiki(root, "restore")  # the control: on a sound store, restore without a revision has nothing to repair
+    assert idle.returncode != 0 and "the store is sound" in idle.stderr
