@@ -175,6 +175,11 @@ def test_review_notebook_in_a_real_browser_shows_stored_scores_and_the_threshold
     assert supported < total
     with in_browser("review.py", sample, "--page", page_path) as (page, _):
         page.get_by_text(f"{total} of {total} sentences shown ({supported} supported at 0.5)").wait_for(timeout=90_000)  # stored, at once
+        other = page.context.browser.new_page()  # a second session on the same server (another reviewer, or a reload) renders them too
+        other.goto(page.url, wait_until="domcontentloaded")
+        other.get_by_text(f"{total} of {total} sentences shown ({supported} supported at 0.5)").wait_for(timeout=90_000)
+        assert "Unique file handle conflict" not in other.inner_text("body")
+        other.close()
         slider = page.get_by_role("slider").first
         slider.focus()
         slider.press("Home")  # threshold 0: every sentence counts as supported

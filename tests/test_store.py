@@ -160,3 +160,31 @@ def test_parameterised_reads_do_not_search_for_a_pandas_that_is_not_installed(tm
     probes.clear()
     store.document_by_path("sources/a.md")
     assert probes
+
+
+def test_threads_opening_one_store_file_at_once_all_get_their_connection(tmp_path):
+    """Two sessions of a served notebook open the store on their own threads at the same moment: DuckDB's one instance per
+    file is made and dropped under a lock, not raced for ("Unique file handle conflict")."""
+    import threading
+
+    store = Store(tmp_path / "store.duckdb")
+    store.migrate()
+    problems: list[str] = []
+    counts: list[int] = []
+
+    def work() -> None:
+        try:
+            for _ in range(25):
+                with store.session():
+                    counts.append(len(store.documents()))
+                store.damage()
+        except Exception as err:  # noqa: BLE001 (any failure of a thread is the finding)
+            problems.append(f"{type(err).__name__}: {err}")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert len(counts) == 100  # the control: every thread's every session ran

@@ -30,6 +30,7 @@ import re
 import sys
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -44,6 +45,10 @@ from llmwiki.store.dialect import DUCKDB
 from llmwiki.store.schema import MIGRATIONS, REVIEW_TABLES, SEQUENCES
 
 _LOCK_MESSAGE = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
+# DuckDB keeps one database instance per file for the process, made by the first connection and dropped with the last;
+# two threads opening or closing at once race on it ("Unique file handle conflict: Cannot attach ... already attached").
+# Opening and closing are serialised here, as two sessions of a served notebook do them on their own threads.
+_INSTANCE_LOCK = threading.Lock()
 MEMORY = ":memory:"
 # Tables a copy of the store carries but a load leaves as they are: the schema, and what reviewers decided
 # (a restore to an earlier commit brings pages back, not the judgements made since).
@@ -236,9 +241,10 @@ def _copy_database(conn: duckdb.DuckDBPyConnection, target: str) -> None:
     """Copy the connection's database into target (a quoted file path, or ':memory:'); a read that fails (a damaged
     block) leaves the connection usable: the aborted transaction is rolled back before the copy is detached."""
     name = conn.execute("SELECT current_database()").fetchone()[0]
-    conn.execute(f"ATTACH {target} AS llmwiki_copy")
+    alias = _alias("llmwiki_copy")  # connections of one process share the database's catalog: each attach is named apart
+    conn.execute(f"ATTACH {target} AS {alias}")
     try:
-        conn.execute(f'COPY FROM DATABASE "{name}" TO llmwiki_copy')
+        conn.execute(f'COPY FROM DATABASE "{name}" TO {alias}')
     except duckdb.Error:
         try:
             conn.execute("ROLLBACK")
@@ -247,9 +253,14 @@ def _copy_database(conn: duckdb.DuckDBPyConnection, target: str) -> None:
         raise
     finally:
         try:
-            conn.execute("DETACH llmwiki_copy")
+            conn.execute(f"DETACH {alias}")
         except duckdb.Error:
             pass
+
+
+def _alias(prefix: str) -> str:
+    """A name for an attached database that no other thread of this process uses at the same time."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
 def _quoted(path: Path) -> str:
@@ -339,7 +350,8 @@ class DuckDBStore(Store):
         delay = 0.02
         while True:
             try:
-                conn = duckdb.connect(str(self.path), config=_CONNECT_CONFIG)
+                with _INSTANCE_LOCK:
+                    conn = duckdb.connect(str(self.path), config=_CONNECT_CONFIG)
                 conn.execute("PRAGMA disable_checkpoint_on_shutdown")
                 return conn
             except (duckdb.SerializationException, duckdb.InternalException) as err:
@@ -387,7 +399,8 @@ class DuckDBStore(Store):
                 raise self.damaged(err) from err
             raise
         finally:
-            conn.close()
+            with _INSTANCE_LOCK:
+                conn.close()
 
     @contextmanager
     def session(self) -> Iterator[None]:
@@ -558,13 +571,14 @@ class DuckDBStore(Store):
         The search generation moves forward, so every in-memory search index rebuilds.
         """
         with self.session(), self.connect() as conn:  # ATTACH outside the transaction, on the session's connection
-            conn.execute(f"ATTACH '{_quoted(path)}' AS llmwiki_snapshot (READ_ONLY)")
+            snapshot = _alias("llmwiki_snapshot")
+            conn.execute(f"ATTACH '{_quoted(path)}' AS {snapshot} (READ_ONLY)")
             try:
                 with self.transaction():
                     generation = conn.execute("SELECT value FROM search_state WHERE key = 'generation'").fetchone()[0]
                     for table in _tables(conn, leave=_KEPT_ON_LOAD):
                         conn.execute(f'DELETE FROM main."{table}"')
-                        conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM llmwiki_snapshot.main."{table}"')
+                        conn.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM {snapshot}.main."{table}"')
                     _advance_sequences(conn)
                     conn.execute("UPDATE search_state SET value = greatest(value, ?) WHERE key = 'generation'", [generation])
                     _new_lineage(conn)  # every posting replaced, whatever the counts say; the generation moves past both histories
@@ -573,7 +587,7 @@ class DuckDBStore(Store):
                     raise damaged(path, err) from err
                 raise
             finally:
-                conn.execute("DETACH llmwiki_snapshot")
+                conn.execute(f"DETACH {snapshot}")
 
     # -- search (the scoring itself lives in llmwiki.read.search) ----------------------
 
