@@ -45,6 +45,15 @@ console = _Console(soft_wrap=True, markup=False, highlight=False, width=_width(s
 errors = _Console(stderr=True, soft_wrap=True, markup=False, highlight=False, width=_width(sys.stderr))
 
 
+def _folded(table: Table) -> Table:
+    """The table with long cells wrapped onto more lines rather than cut to "s…": in an 80-column terminal every value
+    stays readable in full."""
+    for column in table.columns:
+        column.overflow = "fold"
+        column.min_width = max(column.min_width or 0, min(len(str(column.header)), 12))
+    return table
+
+
 def _workspace(path: str | None, *, damaged_ok: bool = False) -> Workspace:
     """The workspace, its store checked and any interrupted operation finished or undone."""
     from llmwiki.publish.journal import RECOVERED, open_workspace
@@ -410,7 +419,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
     below = [(review.page, review.supported_share(threshold)) for review in reviews if fail_under is not None and review.supported_share(threshold) < fail_under]
     if not as_json:
         table = Table(title=f"Verification ({describe(verifier)}, threshold {threshold:g})")
-        table.add_column("page", no_wrap=True)
+        table.add_column("page")
         for column in ("sentences", "supported", "model", "reviewed", "re-scored", "outdated", "not checked"):
             table.add_column(column)
         for review in reviews:
@@ -421,7 +430,7 @@ def verify(pages, workspace_path, everything, changed, force, threshold, as_json
                           f"{review.model_share(threshold):.0%}", f"{reviewed}" + (f" ({changed_since} changed since)" if changed_since else ""),
                           "no" if result.reused else "yes", "yes" if result.outdated else "no",
                           ", ".join(f"{label} {count}" for label, count in result.not_checked) or "-")
-        console.print(table)
+        console.print(_folded(table))
         for review in reviews:
             for row in review.sentences:
                 sentence = row.score
@@ -517,7 +526,7 @@ def review(page, workspace_path, accepted, rejected, note, reviewer, release, qu
         model = f"{row.score.value:.2f} {'ok' if row.score.supported(threshold) else 'unsupported'}"
         state = row.state if row.verdict is None else f"{row.state} ({row.verdict.reviewer}{': ' + row.verdict.note if row.verdict.note else ''})"
         table.add_row(str(row.number), model, state, row.score.sentence + (f"\n  why: {row.score.why(threshold)}" if row.score.why(threshold) else ""))
-    console.print(table)
+    console.print(_folded(table))
     for contest in reviewed.contests:
         console.print(f"contested claim {contest.id} ({contest.status}): {contest.page_a}: \"{contest.sentence_a}\" / {contest.page_b}: \"{contest.sentence_b}\""
                       f" — resolve with `llmwiki review --contest {contest.id} --keep a|b|both`")
@@ -706,7 +715,7 @@ def trace(workspace_path: str | None) -> None:
         tokens = f"{span.get('prompt_tokens', '')}/{span.get('completion_tokens', '')}" if "prompt_tokens" in span else ""
         details = ", ".join(f"{key}={value}" for key, value in span.items() if key not in skip)
         table.add_row("  " * depth[span["span_id"]] + span["operation"], f"{span['duration_ms']:.1f}", str(span.get("model", "")), tokens, details[:120])
-    console.print(table)
+    console.print(_folded(table))
 
 
 @cli.command()
@@ -723,7 +732,7 @@ def status(workspace_path: str | None, per_document: bool) -> None:
     for row in counts:
         table.add_row(row.kind, row.status, str(row.document_count))
     if counts:
-        console.print(table)
+        console.print(_folded(table))
     else:
         console.print("No documents yet. Put files in sources/ and run `llmwiki ingest`.")
     failed = [document for document in store.documents() if document.status == "failed"]
@@ -767,7 +776,7 @@ def _print_extraction(reports: dict[str, dict], *, per_document: bool) -> None:
         shown = ", ".join(f"{reason} {characters:,}" for reason, characters in sorted(out.items(), key=lambda item: -item[1])[:2]) or "nothing"
         table.add_row(path, report.get("extractor", ""), str(report.get("sections", 0)), str(report.get("sentences", 0)),
                       str(report.get("code_blocks", 0)), str(report.get("table_rows", 0)), shown)
-    console.print(table)
+    console.print(_folded(table))
 
 
 @cli.command("search")
@@ -866,7 +875,7 @@ def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_j
             table.add_column(column)
         for row in summary.iter_rows():
             table.add_row(*map(str, row))
-        console.print(table)
+        console.print(_folded(table))
         return
     wanted_dims = {}
     for item in dims:
@@ -886,7 +895,7 @@ def datasets_command(category, workspace_path, keys, metrics, dims, as_csv, as_j
             table.add_column(column, justify="right" if column == "value" else "left")
         for row in flat.iter_rows():
             table.add_row(*("" if cell is None else str(cell) for cell in row))
-        console.print(table)
+        console.print(_folded(table))
         console.print(f"{frame.height} rows")
 
 

@@ -52,8 +52,9 @@ class SentenceTransformerEmbedder:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
-            from llmwiki.models import minilm_path, quantized_int8
+            from llmwiki.models import minilm_path, quantized_int8, quiet_loading
 
+            quiet_loading()
             location = str(minilm_path()) if self.model_id == DEFAULT_EMBEDDING_MODEL else self.model_id
             self._model = SentenceTransformer(location, device="cpu")
             if self.int8:

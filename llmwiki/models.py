@@ -61,6 +61,19 @@ def minilm_token_counter():
     return count_tokens
 
 
+def quiet_loading() -> None:
+    """No library progress bar in a command's output: transformers' "Loading weights" bar and the hub's download bars
+    are off for the process (called wherever a model is loaded; the CLI and notebooks show their own progress)."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+    except ImportError:
+        return
+    disable_progress_bars()
+
+
 def quantized_int8(module, *, what: str):
     """module with its linear layers' weights in int8 (dynamic quantization, CPU), or None where this torch lacks it.
 

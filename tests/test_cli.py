@@ -197,3 +197,49 @@ def test_document_text_and_paths_are_printed_as_written_never_read_as_markup(tmp
     assert status.returncode == 0 and "sources/a[/broken.pdf" in status.stdout
     plain = llmwiki("search", "JSON", "-w", str(root))  # the control: a query whose hit has no brackets prints too
     assert plain.returncode == 0 and "GET requests" in plain.stdout
+
+
+def _in_terminal(columns: int, *args: str) -> str:
+    """What a command prints in a terminal of this width (a pseudo-terminal: rich sees a tty and its size)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    process = subprocess.Popen([sys.executable, "-m", "llmwiki", *args], stdout=follower, stderr=follower, env={**os.environ, "COLUMNS": str(columns)})
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        output += data
+    process.wait(timeout=120)
+    os.close(leader)
+    return output.decode("utf-8", "replace")
+
+
+def test_tables_in_an_80_column_terminal_wrap_their_cells_instead_of_cutting_them():
+    from conftest import REPO
+
+    narrow = _in_terminal(80, "datasets", "milestones", "-w", str(REPO / "workspace"))
+    assert "Avogadro" in narrow and "11 rows" in narrow  # it ran in the terminal ...
+    assert "…" not in narrow  # ... and no cell was cut short
+    piped = llmwiki("datasets", "milestones", "-w", str(REPO / "workspace"))  # the control: piped, full width, one line a row
+    assert piped.returncode == 0 and "…" not in piped.stdout and "Henri Becquerel" in piped.stdout
+
+
+def test_ask_prints_the_answer_without_a_library_progress_bar(tmp_path):
+    root = tmp_path / "ws"
+    llmwiki("init", str(root))
+    (root / "sources" / "note.md").write_text("# Note\n\nThe quokka lives on Rottnest Island.\n", encoding="utf-8")
+    assert llmwiki("ingest", "-w", str(root)).returncode == 0
+    asked = llmwiki("ask", "Where does the quokka live?", "-w", str(root))
+    assert asked.returncode == 0 and "Rottnest Island" in asked.stdout  # the answer is there ...
+    assert "Loading weights" not in asked.stdout + asked.stderr and "it/s]" not in asked.stdout + asked.stderr  # ... and no model's bar

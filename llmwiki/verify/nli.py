@@ -25,6 +25,7 @@ from typing import Protocol
 import numpy as np
 
 from llmwiki.errors import VerifierError
+from llmwiki.models import quiet_loading
 from llmwiki.text import content_words
 from llmwiki.verify.pairs import each_pair_once, label_columns, three_columns
 
@@ -60,6 +61,7 @@ class NLIVerifier:
         """
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        quiet_loading()
         if tokenizer is not None:
             self.name, self.model, self.tokenizer = name or "custom", model, tokenizer
         else:
@@ -191,6 +193,7 @@ def load_trained(folder: Path, *, name: str, int8: bool = False, max_length: int
     the verifier's and the answer ranker's), named by its weights' sha256 for the reviewer."""
     from llmwiki.verify.train import load_shipped
 
+    quiet_loading()
     loaded, tokenizer = load_shipped(folder)  # absent or damaged weights: an error saying what to do
     digest = (folder / "SHA256SUMS").read_text(encoding="utf-8").split()[0]
     return NLIVerifier(loaded, tokenizer=tokenizer, name=name, int8=int8, max_length=max_length, version=f"weights sha256 {digest[:12]}")
