@@ -109,11 +109,12 @@ def _(get_decisions, headless_decisions, pages, show, threshold, verified, works
     _outdated = []
     scored = {}  # (page, sentence) -> its stored score, for opening the source at its chunk
     reviews = {}  # page -> its review (verdicts beside scores), read when this table was made
-    for _page in pages.value:
-        _review = stored_review(workspace, _page)
-        if _review is None:
-            continue
-        reviews[_page] = _review
+    with workspace.store.session():  # one connection for every page's stored review (not a connection a lookup)
+        for _page in pages.value:
+            _review = stored_review(workspace, _page)
+            if _review is not None:
+                reviews[_page] = _review
+    for _page, _review in reviews.items():
         _stored = _review.verification
         if _stored.outdated:
             _outdated.append(_page)
