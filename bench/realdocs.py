@@ -14,7 +14,8 @@ One run prints, each beside its reference in the same run:
 - **sentences**: precision and recall of sentence boundaries against ``bench/labels/sentence_boundaries.json``
   (boundaries labelled by hand in realdocs paragraphs), llmwiki's segmenter beside pysbd.
 - **build**: ``llmwiki ingest`` of both corpora into one workspace (a subprocess): seconds per MB and peak
-  memory.
+  memory. ``--scale DIR ...`` times the same for other folders of documents (the goal: 1,000 HTML pages, about
+  20 MB, ingested with their wiki in under 3 minutes, under 1 GB).
 - **wiki**: the realdocs README's measures of the generated wiki: fragment share, boilerplate share,
   concept precision against the docs' own index (and the glossary) with the index terms the concepts
   cover.
@@ -278,16 +279,24 @@ def build(data: Path, workspace: Path, *, rebuild: bool) -> None:
     if workspace.exists() and not rebuild and (workspace / "wiki" / "index.md").is_file():
         print(f"\nWorkspace {workspace} kept from an earlier run (--rebuild to make it again)")
         return
+    timed_ingest({name: data / name for name in CORPORA}, workspace, label="Build")
+
+
+def timed_ingest(folders: dict[str, Path], workspace: Path, *, label: str) -> None:
+    """Copy the folders' HTML and PDF files into a new workspace and time `llmwiki ingest` (with its wiki) on them."""
     shutil.rmtree(workspace, ignore_errors=True)
     llmwiki = [sys.executable, "-m", "llmwiki"]
     subprocess.run([*llmwiki, "init", str(workspace)], check=True, capture_output=True)
-    size = 0
-    for name in CORPORA:
-        target = workspace / "sources" / name
-        shutil.copytree(data / name, target)
-        for path in target.rglob("*"):
-            path.chmod(0o644 if path.is_file() else 0o755)
-            size += path.stat().st_size if path.is_file() else 0
+    size = files = 0
+    for name, folder in folders.items():
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file() or path.suffix.lower() not in (".html", ".htm", ".pdf"):
+                continue
+            target = workspace / "sources" / name / path.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            size += target.stat().st_size
+            files += 1
     started = time.perf_counter()
     process = subprocess.Popen([*llmwiki, "ingest", "-w", str(workspace)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                env={**os.environ, "HF_HUB_OFFLINE": "1"})
@@ -299,7 +308,7 @@ def build(data: Path, workspace: Path, *, rebuild: bool) -> None:
         sys.exit(f"llmwiki ingest failed (exit {process.returncode})")
     peak_mb = usage.ru_maxrss / 1024
     summary = [line for line in output.decode("utf-8", "replace").splitlines() if line.startswith(("Wiki:", "Store:")) or " files: " in line]
-    print(f"\nBuild: {size / 1e6:.1f} MB of sources, ingest + wiki {seconds:.1f} s = {seconds / (size / 1e6):.2f} s per MB; peak memory {peak_mb:.0f} MB")
+    print(f"\n{label}: {files} files, {size / 1e6:.1f} MB of sources, ingest + wiki {seconds:.1f} s = {seconds / (size / 1e6):.2f} s per MB; peak memory {peak_mb:.0f} MB")
     for line in summary:
         print(f"  {line.strip()}")
 
@@ -449,6 +458,7 @@ def main() -> None:
     parser.add_argument("--only", default="extract,sentences,build,wiki,context,qa", help="comma-separated parts to run")
     parser.add_argument("--extra", type=Path, action="append", default=[], help="another folder of HTML and PDF documents for the extraction table")
     parser.add_argument("--answers", type=Path, help="write every answer with its question (JSON lines) here")
+    parser.add_argument("--scale", type=Path, nargs="+", default=[], help="time ingest + wiki of these folders of HTML and PDF files together")
     args = parser.parse_args()
     if not (args.data / "questions").is_dir():
         sys.exit(f"no realdocs data under {args.data}: it lives in ../shared/data/realdocs (see its README)")
@@ -469,6 +479,9 @@ def main() -> None:
         sentence_table(args.data)
     if "build" in parts:
         build(args.data, args.workspace, rebuild=args.rebuild)
+    if args.scale:
+        with tempfile.TemporaryDirectory() as scratch:
+            timed_ingest({folder.name: folder for folder in args.scale}, Path(scratch) / "scale", label="Scale")
     if "wiki" in parts:
         wiki_table(args.data, args.workspace)
     if "context" in parts:

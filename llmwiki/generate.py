@@ -444,6 +444,12 @@ def compose_pages(
     existing: path -> current text of every summary and concept page;
     aliases: (generated aliases, rejected aliases) as last written.
     """
+    with store.session():  # one connection for every source's chunks and every page's citations
+        return _compose_pages(store, documents, existing=existing, aliases=aliases, settings=settings, backend=backend, tracer=tracer)
+
+
+def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Mapping[str, str], aliases: tuple[dict[str, str], dict[str, str]],
+                   settings: WikiSettings, backend: Backend, tracer: Tracer) -> Composition:
     report = GenerationReport()
     texts: dict[str, str | None] = {}
     owners = _existing_summaries(existing)
@@ -456,7 +462,7 @@ def compose_pages(
     written_sources: list[Document] = []
     for document in documents:
         started = time.perf_counter()
-        with tracer.span("generate.source", source=document.path, backend=backend.name), store.session():
+        with tracer.span("generate.source", source=document.path, backend=backend.name):
             chunks = store.chunks(document.id)
             if not chunks:
                 report.notes.append(f"{document.path}: no chunks, no pages written")

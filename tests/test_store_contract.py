@@ -201,11 +201,28 @@ def test_a_verification_replaces_the_previous_one_and_a_gone_page_gets_none(stor
     store.save_verification(page.id, body_hash="b3", source_hashes="{}", model="m", threshold=0.5, started_at=datetime.now(), scores=[])
     assert store.latest_verification(page.id)[1] == []
     assert store.latest_verification(source.id) is None
+    everything = store.latest_verifications()  # every page's latest at once: the same as asked page by page
+    assert set(everything) == {"wiki/concepts/kelp.md"} and everything["wiki/concepts/kelp.md"] == store.latest_verification(page.id)
     store.remove_document("wiki/concepts/kelp.md")
     assert store.latest_verification(page.id) is None  # it went with the page
     with pytest.raises(StoreConflictError, match="is gone"):
         store.save_verification(page.id, body_hash="b4", source_hashes="{}", model="m", threshold=0.5, started_at=datetime.now(), scores=[_Score("x")])
     assert store.row_counts()["page_verifications"] == 0  # nothing stored for the page that is gone
+
+
+def test_many_documents_are_swapped_in_at_once_with_what_their_extractor_read(store):
+    from llmwiki.store.contract import ContentSwap
+
+    handles = [store.begin_document(path=f"sources/{name}.md", kind="source", size_bytes=10, mtime=1.0) for name in ("kelp", "otter")]
+    report = json.dumps({"extractor": "markdown 2", "sentences": 1})
+    documents = store.replace_contents([
+        ContentSwap(handles[0].id, "h-kelp", 10, 1.0, "markdown 2 (utf-8)", "Kelp", [PageText(1, "Kelp grows fast.")], [_chunk("Kelp grows fast.")], report),
+        ContentSwap(handles[1].id, "h-otter", 10, 1.0, "markdown 2 (utf-8)", "Otter", [PageText(1, "Otters eat urchins.")], [_chunk("Otters eat urchins.")]),
+    ])
+    assert [(document.path, document.status, document.version) for document in documents] == [("sources/kelp.md", "ready", 1), ("sources/otter.md", "ready", 1)]
+    assert [chunk.text for chunk in store.chunks(handles[1].id)] == ["Otters eat urchins."]
+    assert store.extraction_reports() == {"sources/kelp.md": {"extractor": "markdown 2", "sentences": 1}}  # the otter gave none
+    assert store.replace_contents([]) == []  # the control: nothing to swap, nothing done
 
 
 def test_a_rewritten_page_loses_its_verification(store):

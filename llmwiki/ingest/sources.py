@@ -23,7 +23,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,8 @@ from llmwiki.errors import IngestError, StoreError, WorkspaceError
 from llmwiki.ingest.extract import EXTRACTORS, extract, extraction_report, read_by_older_extractor
 from llmwiki.failpoints import failpoint
 from llmwiki.pages import SUMMARIES, source_paths, split_frontmatter
+from llmwiki.records import Document
+from llmwiki.store.contract import ContentSwap
 from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.workspace import COLLECTION_PAGES, STATE_DIRNAME, Workspace
 
@@ -167,13 +169,29 @@ def _import_target(workspace: Workspace, name: str, *, folder: str = "") -> Path
 
 def ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenCounter | None = None) -> FileOutcome:
     """Ingest one file; never raises for bad input, the outcome says what happened."""
-    with workspace.store.session():
-        return _ingest_file(workspace, path, count_tokens=count_tokens)
+    return ingest_many(workspace, [Path(path)], count_tokens=count_tokens)[0]
 
 
-def _ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenCounter | None) -> FileOutcome:
+@dataclass
+class _Read:
+    """A file read, hashed and extracted (or its failure), waiting to be stored."""
+
+    relative: str
+    size_bytes: int
+    mtime: float
+    started: float
+    digest: str | None = None
+    extraction: object | None = None  # an Extraction
+    chunks: list = field(default_factory=list)
+    failure: IngestError | None = None  # stored as the document's error; the outcome says it with the fix
+    reread: str | None = None  # the older extractor that read the same bytes before
+    touch_only: int | None = None  # an unchanged file whose modification time moved: the document id to note it on
+
+
+def _read_file(workspace: Workspace, path: Path, known: Callable[[str], Document | None], count_tokens: TokenCounter | None) -> FileOutcome | _Read:
+    """What a file holds, read without the store (which is only asked what it stored for the path before): a final
+    outcome (refused, unchanged), or a _Read for ``_store_read``. Extraction and chunking, the slow part, happen here."""
     started = time.perf_counter()
-    path = Path(path)
     try:
         relative = workspace.relative(path)
     except WorkspaceError as err:
@@ -184,67 +202,113 @@ def _ingest_file(workspace: Workspace, path: Path | str, *, count_tokens: TokenC
     if absolute.suffix.lower() not in EXTRACTORS:
         supported = ", ".join(sorted(EXTRACTORS))
         return FileOutcome(path=relative, action="refused", reason=f"{relative}: has an unsupported file type. Convert it to one of {supported}.")
-
-    store = workspace.store
     stat = absolute.stat()
-    existing = store.document_by_path(relative)
     limit_bytes = workspace.config.ingest.max_file_mb * 1024 * 1024
     if stat.st_size > limit_bytes:
-        error = IngestError(
-            relative,
-            f"is {stat.st_size / 1024 / 1024:.0f} MB, over the {workspace.config.ingest.max_file_mb:g} MB limit",
-            "Split it into smaller files, or raise [ingest] max_file_mb in wiki_config.toml",
-        )
-        document = store.begin_document(path=relative, kind=workspace.kind_of(relative), size_bytes=stat.st_size, mtime=stat.st_mtime)
-        store.fail_document(document.id, error.reason)
-        return FileOutcome(path=relative, action="failed", reason=str(error), seconds=time.perf_counter() - started)
-
+        error = IngestError(relative, f"is {stat.st_size / 1024 / 1024:.0f} MB, over the {workspace.config.ingest.max_file_mb:g} MB limit",
+                            "Split it into smaller files, or raise [ingest] max_file_mb in wiki_config.toml")
+        return _Read(relative, stat.st_size, stat.st_mtime, started, failure=error)
     data = absolute.read_bytes()
     digest = content_hash(data)
+    existing = known(relative)
     reread = None
     if existing is not None and existing.status == "ready" and existing.content_hash == digest:
         if not read_by_older_extractor(relative, existing.parser):
             if existing.mtime != stat.st_mtime:
-                store.mark_ready_unchanged(existing.id, mtime=stat.st_mtime)
+                return _Read(relative, len(data), stat.st_mtime, started, touch_only=existing.id)
             return FileOutcome(path=relative, action="unchanged", seconds=time.perf_counter() - started)
         reread = existing.parser or "an extractor before versions"
-
-    document = store.begin_document(path=relative, kind=workspace.kind_of(relative), size_bytes=len(data), mtime=stat.st_mtime)
+    read = _Read(relative, len(data), stat.st_mtime, started, digest=digest, reread=reread)
     try:
-        extraction = extract(data, Path(relative))
+        read.extraction = extract(data, Path(relative))
         if count_tokens is None:
             from llmwiki.models import minilm_token_counter
 
             count_tokens = minilm_token_counter()
         settings = workspace.config.chunking
-        chunks = chunk_pages(
-            extraction.pages,
-            max_tokens=settings.max_tokens,
-            overlap_tokens=settings.overlap_tokens,
-            min_tokens=settings.min_tokens,
-            count_tokens=count_tokens,
-        )
+        read.chunks = chunk_pages(read.extraction.pages, max_tokens=settings.max_tokens, overlap_tokens=settings.overlap_tokens,
+                                  min_tokens=settings.min_tokens, count_tokens=count_tokens)
     except IngestError as err:
-        store.fail_document(document.id, err.reason)
-        return FileOutcome(path=relative, action="failed", reason=str(err), seconds=time.perf_counter() - started)
+        read.failure = err
     except Exception as err:  # an extractor bug must not stop a scan
-        reason = f"could not be read ({type(err).__name__}: {err}). Check the file; if it opens elsewhere, report this as a bug"
-        store.fail_document(document.id, reason)
-        return FileOutcome(path=relative, action="failed", reason=f"{relative}: {reason}", seconds=time.perf_counter() - started)
+        read.failure = IngestError(relative, f"could not be read ({type(err).__name__}: {err})", "Check the file; if it opens elsewhere, report this as a bug")
+    return read
 
-    stored = store.replace_content(
-        document.id,
-        content_hash=digest,
-        size_bytes=len(data),
-        mtime=stat.st_mtime,
-        parser=extraction.parser,
-        title=extraction.title,
-        pages=extraction.pages,
-        chunks=chunks,
-        extraction=json.dumps(extraction_report(extraction)),
-    )
-    action = "ingested" if stored.version == 1 else "re-extracted" if reread else "updated"
-    return FileOutcome(path=relative, action=action, chunk_count=len(chunks), seconds=time.perf_counter() - started, notes=extraction.notes)
+
+def _store_reads(workspace: Workspace, reads: Sequence[_Read]) -> list[FileOutcome]:
+    """Store what ``_read_file`` read, in the open session: each document's row, then the new pages and chunks of all of
+    them in one transaction (``Store.replace_contents``), or the failure recorded. One outcome per read, in order."""
+    store = workspace.store
+    outcomes: list[FileOutcome | None] = [None] * len(reads)
+    swaps, placed = [], []
+    for position, read in enumerate(reads):
+        if read.touch_only is not None:
+            store.mark_ready_unchanged(read.touch_only, mtime=read.mtime)
+            outcomes[position] = FileOutcome(path=read.relative, action="unchanged", seconds=time.perf_counter() - read.started)
+            continue
+        document = store.begin_document(path=read.relative, kind=workspace.kind_of(read.relative), size_bytes=read.size_bytes, mtime=read.mtime)
+        if read.failure is not None:
+            store.fail_document(document.id, read.failure.reason)
+            outcomes[position] = FileOutcome(path=read.relative, action="failed", reason=str(read.failure), seconds=time.perf_counter() - read.started)
+            continue
+        extraction = read.extraction
+        swaps.append(ContentSwap(document.id, read.digest, read.size_bytes, read.mtime, extraction.parser, extraction.title, extraction.pages,
+                                 read.chunks, json.dumps(extraction_report(extraction))))
+        placed.append(position)
+    for position, stored in zip(placed, store.replace_contents(swaps)):
+        read = reads[position]
+        action = "ingested" if stored.version == 1 else "re-extracted" if read.reread else "updated"
+        outcomes[position] = FileOutcome(path=read.relative, action=action, chunk_count=len(read.chunks), seconds=time.perf_counter() - read.started,
+                                         notes=read.extraction.notes)
+    return outcomes
+
+
+# Files read ahead of a write: the store's connection is opened once per group (opening one costs ~30 ms) and is not held
+# while files are read and extracted, so other processes get in between groups.
+_GROUP_FILES = 64
+_GROUP_SECONDS = 2.0
+
+
+def ingest_many(workspace: Workspace, paths: Sequence[Path], *, count_tokens: TokenCounter | None = None,
+                on_file: Callable[[int, FileOutcome], None] | None = None) -> list[FileOutcome]:
+    """Ingest files (already discovered), one outcome each in the order given; never raises for bad input.
+
+    Files are read and extracted outside any connection, and stored in groups, each in one session of the store.
+    on_file(index, outcome) is called as each file's outcome is known (for progress, traces and failpoints).
+    """
+    store = workspace.store
+    with store.session():
+        stored = {document.path: document for document in store.documents()} if len(paths) > 1 else None
+    known = stored.get if stored is not None else store.document_by_path
+    outcomes: dict[int, FileOutcome] = {}
+    waiting: list[tuple[int, _Read]] = []
+    since = time.perf_counter()
+
+    def settle(index: int, outcome: FileOutcome) -> None:
+        outcomes[index] = outcome
+        if on_file is not None:
+            on_file(index, outcome)
+
+    def store_waiting() -> None:
+        with store.session():
+            stored = _store_reads(workspace, [read for _, read in waiting])
+        for (index, _), outcome in zip(waiting, stored):
+            settle(index, outcome)
+        waiting.clear()
+
+    for index, path in enumerate(paths):
+        result = _read_file(workspace, Path(path), known, count_tokens)
+        if isinstance(result, FileOutcome):
+            settle(index, result)
+            continue
+        if not waiting:
+            since = time.perf_counter()
+        waiting.append((index, result))
+        if len(waiting) >= _GROUP_FILES or time.perf_counter() - since >= _GROUP_SECONDS:
+            store_waiting()
+    if waiting:
+        store_waiting()
+    return [outcomes[index] for index in range(len(paths))]
 
 
 def ingest_files(
@@ -272,7 +336,8 @@ def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_p
     files, problems = discover(workspace, requested)
     outcomes = [FileOutcome(path=_shown(workspace, path), action="refused", reason=f"{_shown(workspace, path)}: {reason}.") for path, reason in problems]
     folders = sorted((Path(path) for path in requested if Path(path).is_dir()), key=lambda folder: -len(Path(folder).parts))
-    for done, path in enumerate(files):
+    readable: list[Path] = []
+    for path in files:
         if copy and not _inside(workspace, path) and path.is_file():
             # A copied folder keeps its structure under sources/<its name>/, so two notes.md in two sub-folders are two sources.
             root = next((folder for folder in folders if folder in path.parents), None)
@@ -282,15 +347,23 @@ def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_p
             except (WorkspaceError, OSError) as err:
                 outcomes.append(FileOutcome(path=str(path), action="refused", reason=str(err)))
                 continue
+        readable.append(path)
+    settled = 0
+
+    def on_file(index: int, outcome: FileOutcome) -> None:
+        nonlocal settled
+        settled += 1
+        with tracer.span("ingest.file", path=outcome.path, action=outcome.action, chunks=outcome.chunk_count, seconds=round(outcome.seconds, 4)):
+            pass  # the file's own time is its outcome's (read and stored in groups, not in one block)
         if on_progress is not None:
-            on_progress(done, len(files), str(path))
-        with tracer.span("ingest.file", path=str(path)) as file_span:
-            outcome = ingest_file(workspace, path, count_tokens=count_tokens)
-            file_span.set(action=outcome.action, chunks=outcome.chunk_count)
-        outcomes.append(outcome)
+            on_progress(settled, len(readable), str(readable[index]))
         failpoint("ingest:file")
+
     if on_progress is not None:
-        on_progress(len(files), len(files), "")
+        on_progress(0, len(readable), str(readable[0]) if readable else "")
+    outcomes += ingest_many(workspace, readable, count_tokens=count_tokens, on_file=on_file)
+    if on_progress is not None:
+        on_progress(len(readable), len(readable), "")
     return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)
 
 
@@ -315,15 +388,17 @@ _LINKED_PAGE = re.compile(r"\]\((?:\.\./)?((?:concepts|summaries|answers)/[^)]+\
 def index_pages(workspace: Workspace, texts: dict[str, str | None]) -> None:
     """Bring the store in line with written wiki pages (None: deleted): chunks, references, derivation."""
     store = workspace.store
+    written = []
     for relative, text in sorted(texts.items()):
         if relative in COLLECTION_PAGES:
             continue  # read whole by the chat selector, not searched chunk by chunk
         if text is None or not (workspace.root / relative).exists():
             store.remove_document(relative)
             continue
-        outcome = ingest_file(workspace, workspace.root / relative)
+        written.append(workspace.root / relative)
+    for outcome in ingest_many(workspace, written):
         if outcome.action == "failed":
-            raise IngestError(relative, f"the written page could not be indexed ({outcome.reason})", "Fix the page and run `llmwiki reindex`")
+            raise IngestError(outcome.path, f"the written page could not be indexed ({outcome.reason})", "Fix the page and run `llmwiki reindex`")
     by_path = {document.path: document for document in store.documents()}
     for relative, text in texts.items():
         if text is None or relative not in by_path:

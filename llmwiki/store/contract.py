@@ -164,6 +164,21 @@ def checked_version(row: tuple | None, document_id: int, expected_version: int |
         raise StoreConflictError(msg)
 
 
+@dataclass(frozen=True)
+class ContentSwap:
+    """A document's new content, as ``replace_contents`` swaps it in."""
+
+    document_id: int
+    content_hash: str
+    size_bytes: int
+    mtime: float
+    parser: str
+    title: str | None
+    pages: Sequence[PageText]
+    chunks: Sequence[Chunk]
+    extraction: str | None = None
+
+
 # Rows of many documents' content, as the adapters bulk-load them: (document id, pages, chunks).
 ContentRows = Sequence[tuple[int, Sequence[PageText], Sequence[Chunk]]]
 
@@ -384,24 +399,38 @@ class Store(ABC):
         With ``expected_version``, an edit based on another version is refused (StoreConflictError).
         ``extraction``: what the extractor read (JSON, ``llmwiki.ingest.extract.extraction_report``).
         """
+        return self.replace_contents([ContentSwap(document_id, content_hash, size_bytes, mtime, parser, title, pages, chunks, extraction)],
+                                     expected_version=expected_version)[0]
+
+    def replace_contents(self, swaps: Sequence[ContentSwap], *, expected_version: int | None = None) -> list[Document]:
+        """``replace_content`` for many documents in one transaction, their postings indexed at once (an ingest stores
+        the files it read in groups: one statement per table, not one per file)."""
+        ids = [swap.document_id for swap in swaps]
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
         with self.transaction() as conn:
-            row = self._execute(conn, f"SELECT version, path FROM documents WHERE id = ?{self.dialect.row_lock}", [document_id]).fetchone()
-            checked_version(row, document_id, expected_version)
-            self._delete_content(conn, document_id)  # a rewritten page's verification no longer applies either
-            self._insert_content(conn, [(document_id, pages, chunks)])
-            self._index_postings(conn, "document_id = ?", [document_id])
-            row = self._execute(
-                conn,
-                f"""
-                UPDATE documents
-                SET status = 'ready', error = NULL, content_hash = ?, size_bytes = ?, mtime = ?,
-                    parser = ?, title = ?, extraction = ?, version = version + 1, updated_at = {{now}}
-                WHERE id = ?
-                RETURNING {DOCUMENT_COLUMNS}
-                """,
-                [content_hash, size_bytes, mtime, parser, title, extraction, document_id],
-            ).fetchone()
-        return document_from_row(row)
+            for swap in swaps:
+                row = self._execute(conn, f"SELECT version, path FROM documents WHERE id = ?{self.dialect.row_lock}", [swap.document_id]).fetchone()
+                checked_version(row, swap.document_id, expected_version)
+                self._delete_content(conn, swap.document_id)  # a rewritten page's verification no longer applies either
+            self._insert_content(conn, [(swap.document_id, swap.pages, swap.chunks) for swap in swaps])
+            self._index_postings(conn, f"document_id IN ({marks})", ids)
+            documents = []
+            for swap in swaps:
+                row = self._execute(
+                    conn,
+                    f"""
+                    UPDATE documents
+                    SET status = 'ready', error = NULL, content_hash = ?, size_bytes = ?, mtime = ?,
+                        parser = ?, title = ?, extraction = ?, version = version + 1, updated_at = {{now}}
+                    WHERE id = ?
+                    RETURNING {DOCUMENT_COLUMNS}
+                    """,
+                    [swap.content_hash, swap.size_bytes, swap.mtime, swap.parser, swap.title, swap.extraction, swap.document_id],
+                ).fetchone()
+                documents.append(document_from_row(row))
+        return documents
 
     def bulk_load(self, documents: Sequence[tuple[str, str, str, Sequence[PageText], Sequence[Chunk]]]) -> None:
         """Store many (path, kind, content_hash, pages, chunks) in one transaction, indexed once.
