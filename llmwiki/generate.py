@@ -30,7 +30,7 @@ import re
 import time
 import tomllib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ from pydantic import BaseModel, ValidationError
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.text.segment import is_whole_sentence, segments
+from llmwiki.text.terms import candidate_terms, term_key
 from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint
@@ -189,8 +190,12 @@ def _cite(sentence: Sentence) -> str:
     return f"{sentence.text} [c{sentence.chunk_id}]"
 
 
-def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sentences: int = 8, max_concepts: int = 5) -> SourceDraft:
-    """A summary and concept sections made only of the source's own sentences."""
+def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sentences: int = 8, max_concepts: int = 5,
+                     shared: Callable[[str], bool] | None = None) -> SourceDraft:
+    """A summary and concept sections made only of the source's own sentences.
+
+    shared(term key): whether other documents of the corpus mark the term as a subject too (``corpus_terms``); a term
+    only this document marks gets no concept page. None: every term of the document may (a corpus of one or two)."""
     sentences = [sentence for sentence in source_sentences(chunks) if _is_prose(sentence.text)]
     if not sentences:
         sentences = source_sentences(chunks)[:summary_sentences]
@@ -201,34 +206,22 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     summary = " ".join(_cite(sentence) for sentence in chosen)
     description = chosen[0].text if chosen else (document.title or document.path)
     concepts = []
-    title_words = set(_terms(document.title or ""))
-    counts: Counter[str] = Counter()
-    for sentence in sentences:
-        for match in CAPITALISED.finditer(sentence.text):
-            words = match.group(0).split()
-            while words and words[0] in NOT_CONCEPTS:  # "The Kelp Forest" is the Kelp Forest
-                words = words[1:]
-            if words:
-                counts[" ".join(words)] += 1
-    candidates = []
-    for phrase, count in counts.items():
-        words = phrase.split()
-        if count < 2 or words[0] in NOT_CONCEPTS or len(phrase) < 4:
-            continue
-        if set(_terms(phrase)) <= title_words:  # the source's own subject is its summary
-            continue
-        candidates.append((count * (1 + 0.5 * (len(words) - 1)), phrase))
+    from llmwiki.models import english_words
+
+    terms = candidate_terms([chunk.text for chunk in chunks], common_words=english_words(), leave_out=[document.title or ""])
     taken: list[str] = []
-    for _, phrase in sorted(candidates, key=lambda item: (-item[0], item[1])):
-        if any(phrase in other or other in phrase for other in taken):
-            continue
-        taken.append(phrase)
-        if len(taken) == max_concepts:
-            break
-    for phrase in taken:
-        mentions = [index for index, sentence in enumerate(sentences) if phrase in sentence.text]
+    quoted: set[int] = set()  # each sentence is quoted by one concept at most (the summary may quote it too)
+    for term in terms:
+        pattern = re.compile(rf"(?<![\w]){re.escape(term.name.lower().rstrip('()'))}(?![\w])")
+        mentions = [index for index, sentence in enumerate(sentences) if index not in quoted and pattern.search(re.sub(r"[`*_]", "", sentence.text.lower()))]
+        if not mentions or any(term_key(term.name) == term_key(other) for other in taken) or (shared is not None and not shared(term_key(term.name))):
+            continue  # a term no whole sentence explains, or that no other document takes up, has no page of its own
+        taken.append(term.name)
         top = sorted(sorted(mentions, key=lambda index: (-scores[index], index))[:3])
-        concepts.append(ConceptDraft(name=phrase, text=" ".join(_cite(sentences[index]) for index in top)))
+        quoted.update(top)
+        concepts.append(ConceptDraft(name=term.name, text=" ".join(_cite(sentences[index]) for index in top)))
+        if len(concepts) == max_concepts:
+            break
     return SourceDraft(description=description, summary=summary, concepts=tuple(concepts), generated_by="extractive")
 
 
@@ -291,14 +284,29 @@ def model_draft(document: Document, chunks: Sequence[Chunk], backend: Backend, *
     return SourceDraft(description=" ".join(reply.description.split())[:200], summary=reply.summary.strip(), concepts=concepts, generated_by=f"{backend.name}:{completion.model}")
 
 
-def draft_for(document: Document, chunks: Sequence[Chunk], backend: Backend, *, summary_sentences: int, max_concepts: int, tracer: Tracer = NULL_TRACER) -> SourceDraft:
+def corpus_terms(reports: Mapping[str, dict]) -> Callable[[str], bool] | None:
+    """Whether a term is a subject of the corpus: in a corpus of ten documents or more, one that three of them mark (a
+    heading, a definition, code, a name). On the Python docs, 85% of the candidates three documents mark are the docs'
+    own index terms, 81% of those two mark, against 36% of those one document marks (the ten best of each document's
+    candidates; bench/realdocs.py prints the concept pages' share). None for a smaller corpus: a handful of documents
+    need not share their subjects (seven articles on seven scientists), and each keeps its own."""
+    if len(reports) < 10:
+        return None
+    documents: Counter[str] = Counter()
+    for report in reports.values():
+        documents.update(set(report.get("terms", [])))
+    return lambda key: documents[key] >= 3
+
+
+def draft_for(document: Document, chunks: Sequence[Chunk], backend: Backend, *, summary_sentences: int, max_concepts: int, tracer: Tracer = NULL_TRACER,
+              shared: Callable[[str], bool] | None = None) -> SourceDraft:
     """The model's draft when it is usable, else the extractive one with the reason."""
     if not backend.generates:
-        return extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts)
+        return extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts, shared=shared)
     try:
         return model_draft(document, chunks, backend, max_concepts=max_concepts, tracer=tracer)
     except (GenerationError, BackendError) as err:
-        draft = extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts)
+        draft = extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts, shared=shared)
         return SourceDraft(draft.description, draft.summary, draft.concepts, draft.generated_by, fallback_reason=str(err))
 
 
@@ -451,6 +459,7 @@ def compose_pages(
 def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Mapping[str, str], aliases: tuple[dict[str, str], dict[str, str]],
                    settings: WikiSettings, backend: Backend, tracer: Tracer) -> Composition:
     report = GenerationReport()
+    shared = corpus_terms(store.extraction_reports())
     texts: dict[str, str | None] = {}
     owners = _existing_summaries(existing)
     concept_pages: dict[str, tuple[dict, str]] = {}  # slug -> (meta, body) as being edited
@@ -467,7 +476,8 @@ def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Map
             if not chunks:
                 report.notes.append(f"{document.path}: no chunks, no pages written")
                 continue
-            draft = draft_for(document, chunks, backend, summary_sentences=settings.summary_sentences, max_concepts=settings.concepts_per_source, tracer=tracer)
+            draft = draft_for(document, chunks, backend, summary_sentences=settings.summary_sentences, max_concepts=settings.concepts_per_source, tracer=tracer,
+                              shared=shared)
             if draft.fallback_reason:
                 report.notes.append(f"{document.path}: model reply not used ({draft.fallback_reason}); wrote the extractive pages instead")
             summary_path = summary_path_for(document, owners)

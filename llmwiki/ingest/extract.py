@@ -337,10 +337,12 @@ def sections_of(pages: Sequence[PageText]) -> list[tuple[str, str]]:
     return [(heading, text) for heading, text in found if text or heading != "(before the first heading)"]
 
 
-def extraction_report(extraction: Extraction) -> dict:
+def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = frozenset()) -> dict:
     """What an extractor read, for the ingest report: sections, sentences, code blocks and table rows kept, and the page
-    furniture left out (characters by reason, with the first examples), so an analyst can trust or report it."""
+    furniture left out (characters by reason, with the first examples), so an analyst can trust or report it; and the
+    terms the document marks as its subjects (``llmwiki.text.terms``), which generation compares across the corpus."""
     from llmwiki.text.segment import CODE, HEADING, LINKS, PROSE, ROW, segments
+    from llmwiki.text.terms import candidate_terms, term_key
 
     kinds: dict[str, int] = {}
     characters = 0
@@ -365,6 +367,8 @@ def extraction_report(extraction: Extraction) -> dict:
         "dropped": dropped,
         "dropped_examples": [[item.reason, item.text[:200], item.page_number] for item in extraction.dropped[:40]],
         "notes": list(extraction.notes),
+        "terms": [term_key(term.name) for term in candidate_terms([page.text for page in extraction.pages], common_words=common_words,
+                                                                 leave_out=[extraction.title or ""])[:60]],
     }
 
 

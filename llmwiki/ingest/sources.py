@@ -238,6 +238,8 @@ def _read_file(workspace: Workspace, path: Path, known: Callable[[str], Document
 def _store_reads(workspace: Workspace, reads: Sequence[_Read]) -> list[FileOutcome]:
     """Store what ``_read_file`` read, in the open session: each document's row, then the new pages and chunks of all of
     them in one transaction (``Store.replace_contents``), or the failure recorded. One outcome per read, in order."""
+    from llmwiki.models import english_words
+
     store = workspace.store
     outcomes: list[FileOutcome | None] = [None] * len(reads)
     swaps, placed = [], []
@@ -253,7 +255,7 @@ def _store_reads(workspace: Workspace, reads: Sequence[_Read]) -> list[FileOutco
             continue
         extraction = read.extraction
         swaps.append(ContentSwap(document.id, read.digest, read.size_bytes, read.mtime, extraction.parser, extraction.title, extraction.pages,
-                                 read.chunks, json.dumps(extraction_report(extraction))))
+                                 read.chunks, json.dumps(extraction_report(extraction, common_words=english_words()))))
         placed.append(position)
     for position, stored in zip(placed, store.replace_contents(swaps)):
         read = reads[position]
