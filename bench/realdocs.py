@@ -391,6 +391,35 @@ def wiki_table(data: Path, workspace: Path) -> None:
         print(f"    not index terms, e.g.: {', '.join(sorted(title for title in titles if title not in hits)[:12])}")
 
 
+def summary_table(workspace: Path) -> None:
+    """Summaries as a reader would judge them: does each open with one of the first five sentences of its document's
+    body (its first section or abstract), and does any quote licence text."""
+    from llmwiki.generate import LEGAL
+    from llmwiki.ingest.extract import extract
+
+    leads = total = legal = 0
+    examples = []
+    for path in sorted((workspace / "wiki" / "summaries").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        source = re.search(r"path: (sources/\S+)", text)
+        body = _scorer_sentences(_page_body(path))
+        if source is None or not body or not (workspace / source.group(1)).exists():
+            continue
+        total += 1
+        legal += sum(bool(LEGAL.search(sentence)) for sentence in body)
+        document = workspace / source.group(1)
+        prose = [sentence for sentence in _prose_sentences([page.text for page in extract(document.read_bytes(), document).pages])
+                 if is_whole_sentence(sentence) and not LEGAL.search(sentence)]
+        first = normalised(body[0])
+        if any(first == normalised(sentence) for sentence in prose[:5]):
+            leads += 1
+        elif len(examples) < 3:
+            examples.append(f"{path.name}: {body[0][:100]}")
+    print(f"  summaries opening with one of their document's first five sentences: {leads} of {total}; licence sentences quoted: {legal}")
+    for example in examples:
+        print(f"    opens elsewhere: {example}")
+
+
 # -- questions ----------------------------------------------------------------------------------------------
 
 
@@ -493,6 +522,7 @@ def main() -> None:
             timed_ingest({folder.name: folder for folder in args.scale}, Path(scratch) / "scale", label="Scale")
     if "wiki" in parts:
         wiki_table(args.data, args.workspace)
+        summary_table(args.workspace)
     if "context" in parts:
         context_table(args.workspace, sets)
     if "qa" in parts:

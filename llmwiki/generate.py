@@ -40,7 +40,7 @@ from pydantic import BaseModel, ValidationError
 
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
-from llmwiki.text.segment import is_whole_sentence, segments
+from llmwiki.text.segment import HEADING, is_whole_sentence, segments
 from llmwiki.text.terms import candidate_terms, term_key
 from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
@@ -85,7 +85,13 @@ class Sentence:
     text: str
     chunk_id: int
     position: int
+    opens_section: bool = False  # the first prose sentence under a heading: what the section is about
+    legal: bool = False  # licence or copyright text, in a section of its own or by its words
 
+
+# Licence and copyright text: what no summary or concept quotes (the words of legal notices in English).
+LEGAL = re.compile(r"\b(?:permission is (?:hereby )?granted|copyright|all rights reserved|licen[cs]e[ds]?|licensing|warrant(?:y|ies)|"
+                   r"liabilit(?:y|ies)|redistribut\w*|trademarks?|terms and conditions)\b", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class ConceptDraft:
@@ -121,20 +127,30 @@ class GenerationReport:
 
 
 def source_sentences(chunks: Sequence[Chunk]) -> list[Sentence]:
-    """Each sentence of a source once, in reading order, with the first chunk that holds it."""
+    """Each prose sentence of a source once, in reading order, with the first chunk that holds it, whether it opens a
+    section, and whether it is legal text (by its words, or under a heading such as "License" or "Copyright")."""
     seen: set[tuple[int, int]] = set()
     sentences = []
+    legal_section = False
     for chunk in chunks:
+        after_heading = chunk.page_number == 1 and chunk.start == 0  # the document's first sentence opens it
         for segment in segments(chunk.text):
+            if segment.kind == HEADING:
+                after_heading = True
+                legal_section = bool(LEGAL.search(chunk.text[segment.start:segment.end]))
+                continue
             if not segment.is_prose:
                 continue
             start, end = segment.start, segment.end
             key = (chunk.page_number, chunk.start + start)
             if key in seen:
+                after_heading = False
                 continue
             seen.add(key)
             text = " ".join(chunk.text[start:end].split())
-            sentences.append(Sentence(text=text, chunk_id=chunk.id, position=len(sentences)))
+            sentences.append(Sentence(text=text, chunk_id=chunk.id, position=len(sentences), opens_section=after_heading,
+                                      legal=legal_section or bool(LEGAL.search(text))))
+            after_heading = False
     return sentences
 
 
@@ -196,13 +212,14 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
 
     shared(term key): whether other documents of the corpus mark the term as a subject too (``corpus_terms``); a term
     only this document marks gets no concept page. None: every term of the document may (a corpus of one or two)."""
-    sentences = [sentence for sentence in source_sentences(chunks) if _is_prose(sentence.text)]
-    if not sentences:
-        sentences = source_sentences(chunks)[:summary_sentences]
+    sentences = [sentence for sentence in source_sentences(chunks) if _is_prose(sentence.text) and not sentence.legal]
     scores = rank_sentences(sentences)
-    # The first prose sentence usually says what the document is; it always leads.
-    best = [0] + sorted(range(1, len(sentences)), key=lambda index: (-scores[index], index))[: summary_sentences - 1]
-    chosen = [sentences[index] for index in sorted(best)] if sentences else []
+    # The first prose sentence usually says what the document is; it always leads. The others are the most central of the
+    # sentences that open a section (each says what its section is about), or of all sentences in a document with few sections.
+    openers = [index for index in range(1, len(sentences)) if sentences[index].opens_section]
+    pool = openers if len(openers) >= summary_sentences - 1 else range(1, len(sentences))
+    best = ([0] + sorted(pool, key=lambda index: (-scores[index], index))[: summary_sentences - 1]) if sentences else []
+    chosen = [sentences[index] for index in sorted(best)]
     summary = " ".join(_cite(sentence) for sentence in chosen)
     description = chosen[0].text if chosen else (document.title or document.path)
     concepts = []
