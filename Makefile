@@ -1,6 +1,6 @@
 # Two entry points, both safe on a fresh machine (Python >= 3.11 with venv):
 #   make demo   creates .venv, installs llmwiki, runs the main job on workspace/
-#   make test   creates .venv, installs llmwiki with its test extra, runs pytest
+#   make test   creates .venv, installs llmwiki with its test extra, runs pytest (make test-fast: without the slow tier)
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
@@ -37,4 +37,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest
 
-.PHONY: install demo test
+# The inner loop: every test but the slow tier (browsers, benches and servers in subprocesses, killed processes).
+test-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not slow"
+
+.PHONY: install demo test test-fast

@@ -21,13 +21,16 @@ CONFIG_FILENAME = "wiki_config.toml"
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ChunkingConfig(_Section):
     max_tokens: int = Field(512, ge=16, le=8192)
+    """Chunk budget, in tokens of the MiniLM word-piece tokenizer."""
     overlap_tokens: int = Field(128, ge=0)
+    """Tokens repeated from the end of one chunk at the start of the next (in the same section)."""
     min_tokens: int = Field(32, ge=0)
+    """A smaller trailing piece of a page is merged into the chunk before it."""
 
     @model_validator(mode="after")
     def _budgets_fit(self) -> ChunkingConfig:
@@ -42,61 +45,97 @@ class ChunkingConfig(_Section):
 
 class IngestConfig(_Section):
     max_file_mb: float = Field(50, gt=0)
+    """Larger files are refused, with the fix (split them, or raise this)."""
     extensions: tuple[str, ...] = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
+    """The file types ingest reads (the extractors there are)."""
 
 
 class RetrievalConfig(_Section):
     wiki_chunks: int = Field(6, ge=1)
+    """Wiki chunks given to an answer."""
     source_chunks: int = Field(4, ge=1)
+    """Raw source chunks added after the wiki's (alone when the wiki has no hit)."""
     search_limit: int = Field(10, ge=1)
+    """Hits `llmwiki search` shows by default."""
     preview_chars: int = Field(400, ge=40)
+    """Characters of a hit's text shown in a search result."""
     hybrid: bool = False
+    """Fuse BM25 with MiniLM embeddings (better ranking, slower ingest; `llmwiki embed` makes the vectors)."""
     embedding_model: str = "all-MiniLM-L6-v2"
-    embedding_int8: bool = True  # int8 linear layers on a CPU: 2.07x the rate, Cranfield hybrid nDCG@10 0.406 vs 0.412 (bench/search.py)
+    """The sentence-transformers model of hybrid search: the shipped all-MiniLM-L6-v2, or any model id or local path."""
+    embedding_int8: bool = True
+    """Embed on a CPU with int8 weights: 2.07x the rate, Cranfield hybrid nDCG@10 0.406 against 0.412 (bench/search.py)."""
 
 
 class VerificationConfig(_Section):
     threshold: float = Field(0.5, ge=0, le=1)
+    """Calibrated score at or above which a sentence counts as supported."""
     model: str = "llmwiki-default"
-    premises_per_sentence: int = Field(4, ge=1)  # 4: WiCE 66.9 (8: 67.5, about half the page rate)
-    int8: bool = True  # NLI models on a CPU: int8 linear layers (about 3x faster, scores within a few hundredths)
-    runtime: Literal["auto", "onnx", "torch"] = "auto"  # llmwiki's own model: auto = int8 under ONNX Runtime on a CPU (start-up in a fraction of torch's)
-    max_length: int = Field(256, ge=16, le=4096)  # NLI input tokens (premise + sentence); longer pairs are truncated
-    split_claims: Literal["auto", "always", "never"] = "auto"  # score each clause of a sentence, the weakest counts; auto: NLI models only
-    cache_scores: bool = True  # keep NLI scores per (premise, sentence) in .llmwiki/scores.sqlite: a re-verification scores only what changed
+    """The verifier: "llmwiki-default" (llmwiki's own NLI model with fact checks), "llmwiki-nli", "lexical-overlap", "minilm-cosine", or an NLI model id or local path."""
+    premises_per_sentence: int = Field(4, ge=1)
+    """Premise windows scored per sentence, shared among its clauses."""
+    int8: bool = True
+    """NLI models on a CPU: int8 linear layers, about 3x faster, scores within a few hundredths."""
+    runtime: Literal["auto", "onnx", "torch"] = "auto"
+    """llmwiki's own model: "auto" (int8 under ONNX Runtime on a CPU, torch on a GPU), "onnx" or "torch"."""
+    max_length: int = Field(256, ge=16, le=4096)
+    """NLI input tokens (premise window and sentence); longer pairs are truncated."""
+    split_claims: Literal["auto", "always", "never"] = "auto"
+    """Score each clause of a sentence, the weakest counts: "auto" (NLI models), "always" or "never"."""
+    cache_scores: bool = True
+    """Keep NLI scores in .llmwiki/scores.sqlite, so re-verifying an edited page scores only what changed."""
 
 
 class DatasetsConfig(_Section):
-    folder: str = "datasets"  # relative to the workspace root
-    aliases: dict[str, str] = {}  # other name -> category or key
+    folder: str = "datasets"
+    """The folder of Markdown datasets (<category>.md), relative to the workspace."""
+    aliases: dict[str, str] = {}
+    """Other names a question may use for a category or key (name -> category or key)."""
 
 
 class LLMConfig(_Section):
     backend: Literal["extractive", "openai", "local"] = "extractive"
+    """"extractive" (no model: answers quote sentences), "openai" (any OpenAI-compatible server) or "local"."""
     model: str = ""
-    base_url: str = ""  # LLMWIKI_LLM_BASE_URL overrides; the key comes only from LLMWIKI_LLM_API_KEY
+    """The model name the server serves (openai) or a local model path."""
+    base_url: str = ""
+    """The server's URL (openai); LLMWIKI_LLM_BASE_URL overrides it; the key comes only from LLMWIKI_LLM_API_KEY."""
     timeout_s: float = Field(60, gt=0)
+    """Seconds to wait for one reply."""
     max_retries: int = Field(3, ge=0, le=10)
-    total_timeout_s: float = Field(120, gt=0)  # one call, all its retries together
+    """Retries of a failed call."""
+    total_timeout_s: float = Field(120, gt=0)
+    """Seconds for one call with all its retries: a hanging server is given up on after this."""
 
 
 class WikiSettings(_Section):
     summary_sentences: int = Field(8, ge=1, le=50)
+    """Sentences in an extractive source summary."""
     concepts_per_source: int = Field(5, ge=0, le=30)
-    aliases: dict[str, str] = {}  # alias -> concept name; these win over generated aliases
+    """Concept pages a source may propose."""
+    aliases: dict[str, str] = {}
+    """Hand-written aliases (alias -> concept name); they win over generated ones."""
 
 
 class ChatConfig(_Section):
-    blacklist: tuple[str, ...] = ()  # off-limits topics: refused before any search or model call
-    history_messages: int = Field(6, ge=0, le=50)  # earlier messages a model sees
-    max_tool_steps: int = Field(6, ge=1, le=30)  # agentic chat: tool rounds before it must answer
-    answer_sentences: int = Field(2, ge=1, le=10)  # extractive answers (more when the question asks to list, describe or explain)
-    answer_ranker: str = "llmwiki-ranker"  # reorders an extractive answer's candidate sentences: "none", or an NLI-style model id or path (llmwiki.read.ranker)
-    answer_similarity: str = "all-MiniLM-L6-v2"  # compares a question with those sentences (reorders; refuses when none is close): "none", or a sentence-transformers model
+    blacklist: tuple[str, ...] = ()
+    """Off-limits topics: refused before any search or model call."""
+    history_messages: int = Field(6, ge=0, le=50)
+    """Earlier messages a model sees in follow-ups."""
+    max_tool_steps: int = Field(6, ge=1, le=30)
+    """Agentic chat: tool rounds before it must answer."""
+    answer_sentences: int = Field(2, ge=1, le=10)
+    """Sentences in an extractive answer (more when the question asks to list, describe or explain)."""
+    answer_ranker: str = "llmwiki-ranker"
+    """Picks the sentence that holds the answer: the shipped "llmwiki-ranker", "none", or an NLI-style model id or path."""
+    answer_similarity: str = "all-MiniLM-L6-v2"
+    """Compares the question with candidate sentences (reorders; refuses when none is close): "none", or a sentence-transformers model."""
     # How strict refusals are: the share of a question's rarity-weighted terms the best (sentence, passage) must hold,
     # when the question names a selected document's subject and when it does not (None: llmwiki.policy's, fitted on S08).
     min_shares_about_title: tuple[float, float] | None = None
+    """Refusal strictness: the share of the question's weighted terms the best [sentence, passage] must hold when it names a selected document's subject (unset: the fitted policy's)."""
     min_shares_else: tuple[float, float] | None = None
+    """The same when the question names no selected document's subject."""
 
     @field_validator("min_shares_about_title", "min_shares_else")
     @classmethod
@@ -109,12 +148,16 @@ class ChatConfig(_Section):
 
 class TracingConfig(_Section):
     enabled: bool = True
-    payloads: bool = True  # store prompts and replies, content-addressed
+    """Write spans of every operation to .llmwiki/traces/spans.jsonl."""
+    payloads: bool = True
+    """Keep prompts and replies (content-addressed) in .llmwiki/traces/payloads."""
 
 
 class StoreConfig(_Section):
     lock_timeout_s: float = Field(30, gt=0)
-    url: str | None = None  # postgresql://user@host:port/database: a shared PostgreSQL store instead of .llmwiki/store.duckdb
+    """Seconds to wait for another process that is writing (or for a server connection)."""
+    url: str | None = None
+    """postgresql://user@host:port/database: a shared PostgreSQL store instead of .llmwiki/store.duckdb (password from PGPASSWORD or ~/.pgpass)."""
 
     @field_validator("url")
     @classmethod
@@ -137,14 +180,19 @@ class StoreConfig(_Section):
 
 
 class HistoryConfig(_Section):
-    snapshots: bool = True  # copy the store at each commit, so `llmwiki restore` need not rebuild it
+    snapshots: bool = True
+    """Copy the store at each commit (.llmwiki/snapshots), so `llmwiki restore` is exact."""
     keep_snapshots: int = Field(10, ge=1, le=1000)
+    """Snapshots kept; restoring to an older commit rebuilds the store from the files."""
 
 
 class LintConfig(_Section):
-    thin_words: int = Field(40, ge=0)  # a page body shorter than this is reported thin
-    contradiction_threshold: float = Field(0.7, gt=0, le=1)  # P(contradiction) at which a sentence pair is reported
-    max_pairs: int = Field(2000, ge=1)  # sentence pairs scored per lint run (largest word overlap first)
+    thin_words: int = Field(40, ge=0)
+    """Page bodies with fewer words of prose are reported thin."""
+    contradiction_threshold: float = Field(0.7, gt=0, le=1)
+    """P(contradiction) at which two concept-page sentences are reported."""
+    max_pairs: int = Field(2000, ge=1)
+    """Sentence pairs the NLI model scores per run (most word overlap first)."""
 
 
 class ReviewConfig(_Section):
@@ -152,7 +200,9 @@ class ReviewConfig(_Section):
     # holds those whose supported share falls under [verification] threshold; "all" holds every one. A held page is
     # kept in git and marked in its frontmatter, and is not used as evidence until a reviewer releases it.
     hold: Literal["none", "unsupported", "all"] = "none"
-    min_verdicts: int = Field(50, ge=10)  # `llmwiki verify --recalibrate` needs this many verdicts, some of each kind
+    """Pages a model writes: "none" (published as they are), "unsupported" (held when under the threshold) or "all" (every one held for a reviewer)."""
+    min_verdicts: int = Field(50, ge=10)
+    """Reviewer verdicts needed before `llmwiki verify --recalibrate` refits the calibration."""
 
 
 class WikiConfig(_Section):
@@ -188,8 +238,8 @@ wiki_chunks = 6        # wiki chunks given to an answer
 source_chunks = 4      # raw source chunks added after the wiki's (alone when the wiki has no hit)
 search_limit = 10
 preview_chars = 400
-hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slower ingest: see README)
-embedding_int8 = true  # embed on a CPU with int8 weights: about 2x faster, nDCG within 0.01 (see README)
+hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slower ingest: docs/wiki.md)
+embedding_int8 = true  # embed on a CPU with int8 weights: about 2x faster, nDCG within 0.01 (docs/benchmarks.md)
 
 [verification]
 threshold = 0.5        # P(entailment) at or above which a sentence counts as supported
@@ -294,5 +344,5 @@ def load_config(path: Path) -> WikiConfig:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in err.errors()
         )
-        msg = f"{path}: {problems}. Correct these keys (see README for the allowed settings)."
+        msg = f"{path}: {problems}. Correct these keys (docs/settings.md lists every setting)."
         raise ConfigError(msg) from err

@@ -11,7 +11,7 @@ from conftest import REPO
 PACKAGE = REPO / "llmwiki"
 LAYERS = (
     {"errors", "records", "text", "text.segment", "policy", "tools", "tracing", "prompts", "failpoints", "config", "models", "pages", "backends", "datasets", "embeddings",
-     "ingest", "ingest.chunking", "ingest.extract", "ingest.html", "ingest.pdf", "publish", "publish.history", "read", "read.ranker.cmuqa",
+     "text.terms", "ingest", "ingest.chunking", "ingest.extract", "ingest.html", "ingest.pdf", "publish", "publish.history", "read", "read.ranker.cmuqa",
      "verify.lexicon", "verify.facts", "verify.calibrate", "verify.changes", "verify.train", "verify.pairs", "verify.onnx_nli", "verify.nli", "pgserver"},
     {"store.dialect"},
     {"store.schema"},
@@ -29,7 +29,7 @@ LAYERS = (
     {"read.answer", "maintain", "read.ranker.train", "review"},
     {"watch", "mcp_server", "notebook_args"},
     {"lint"},
-    {"cli", "__main__", ""},
+    {"cli", "__main__", "", "reference"},
 )
 
 

@@ -2,8 +2,9 @@
 
 Each format is read by a kept library, never by a hand-written parser:
 Markdown by markdown-it-py, HTML by BeautifulSoup + markdownify (HTML is turned
-into Markdown so both share one block builder), PDF by pypdf (one PageText per
-PDF page, breadcrumbs from the PDF outline), DOCX by python-docx (breadcrumbs
+into Markdown so both share one block builder), PDF by PDFium through pypdfium2
+(llmwiki/ingest/pdf.py: one PageText per PDF page, furniture removed, breadcrumbs
+from the PDF outline), DOCX by python-docx (breadcrumbs
 from heading styles). Plain text is split on blank lines.
 
 Text is cleaned at ingress, once, here: NUL bytes are removed and line endings

@@ -1,0 +1,122 @@
+"""The CLI and settings references in docs/, generated from the code so that they cannot drift.
+
+    python -m llmwiki.reference          # rewrite docs/cli.md and docs/settings.md
+    python -m llmwiki.reference --check  # exit 1 when either differs from what the code says
+
+The CLI reference is click's own help of every command, at a fixed width; the settings reference is the typed
+config (``llmwiki.config``): one line per key with its type, default and description (the attribute docstring).
+``tests/test_reference.py`` fails when a file is stale, so a new command, option or setting lands with its docs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import typing
+from pathlib import Path
+
+import click
+
+from llmwiki.cli import cli
+from llmwiki.config import WikiConfig
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+_WIDTH = 100
+
+
+def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    found = []
+    for name in sorted(group.commands):
+        command = group.commands[name]
+        if command.hidden:
+            continue
+        found.append((f"{prefix}{name}", command))
+        if isinstance(command, click.Group):
+            found += _commands(command, prefix=f"{prefix}{name} ")
+    return found
+
+
+def cli_reference() -> str:
+    """docs/cli.md: every command's help, as `llmwiki COMMAND --help` prints it."""
+    parts = ["# CLI reference", "", "Generated from the code by `python -m llmwiki.reference`; `tests/test_reference.py` fails when it is stale.", ""]
+    top = click.Context(cli, info_name="llmwiki", terminal_width=_WIDTH, max_content_width=_WIDTH)
+    parts += ["```text", cli.get_help(top).rstrip(), "```", ""]
+    for name, command in _commands(cli):
+        context = click.Context(command, info_name=f"llmwiki {name}", parent=None, terminal_width=_WIDTH, max_content_width=_WIDTH)
+        parts += [f"## llmwiki {name}", "", "```text", command.get_help(context).rstrip(), "```", ""]
+    return "\n".join(parts)
+
+
+def _shown(value) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "(unset)"
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_shown(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{}" if not value else str(value)
+    return str(value)
+
+
+def _type_name(annotation) -> str:
+    """A setting's type as a reader writes it in TOML ("one of "auto", "onnx", "torch"", "int", "list of str")."""
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(f'"{argument}"' for argument in arguments)
+    if origin in (tuple, list):
+        return f"list of {_type_name(arguments[0])}" if arguments else "list"
+    if origin is dict:
+        return "table"
+    if arguments and type(None) in arguments:
+        return " or ".join(_type_name(argument) for argument in arguments if argument is not type(None)) + " (optional)"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def settings_reference() -> str:
+    """docs/settings.md: every key of wiki_config.toml with its type, default and what it does."""
+    parts = ["# Settings reference (`wiki_config.toml`)", "",
+             "Every key is optional; an unknown key or a bad value is an error that names it. Generated from `llmwiki/config.py` by "
+             "`python -m llmwiki.reference`; `tests/test_reference.py` fails when it is stale.", ""]
+    for section, field in WikiConfig.model_fields.items():
+        model = field.annotation
+        parts += [f"## [{section}]", ""]
+        if model.__doc__ and not model.__doc__.startswith(model.__name__ + "("):
+            parts += [" ".join(model.__doc__.split()), ""]
+        parts += ["| key | type | default | what it does |", "| --- | --- | --- | --- |"]
+        for name, info in model.model_fields.items():
+            kind = _type_name(info.annotation)
+            description = (info.description or "").replace("|", "\\|")
+            parts.append(f"| `{name}` | {kind.replace('|', 'or')} | `{_shown(info.default)}` | {description} |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+REFERENCES = {"cli.md": cli_reference, "settings.md": settings_reference}
+
+
+def stale(folder: Path = DOCS) -> list[str]:
+    """The reference files in folder that differ from what the code generates now."""
+    return [name for name, make in REFERENCES.items() if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != make()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only say whether the references are up to date (exit 1 when not)")
+    args = parser.parse_args(argv)
+    if args.check:
+        out_of_date = stale()
+        for name in out_of_date:
+            print(f"docs/{name} is stale: run `python -m llmwiki.reference`")
+        return 1 if out_of_date else 0
+    DOCS.mkdir(exist_ok=True)
+    for name, make in REFERENCES.items():
+        (DOCS / name).write_text(make(), encoding="utf-8")
+        print(f"wrote docs/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
