@@ -34,6 +34,7 @@ The workspace is kept in --cache between runs (a build takes minutes);
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import statistics
@@ -75,6 +76,12 @@ def build(data: Path, cache: Path, rebuild: bool) -> tuple[Workspace, float | No
     return workspace, time.perf_counter() - started
 
 
+def answer_row(question: str, answer) -> dict:
+    """What --answers writes of an answer: enough to diff two runs (the deciding reading where there is one)."""
+    row = {key: value for key, value in answer.as_json().items() if key in ("answer", "verdict", "refused", "decided_by")}
+    return {"question": question, **row}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "cmu-qa" / "S08")
@@ -84,6 +91,7 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=0, help="print N wrong fact answers and yes/no verdicts, for reading")
     parser.add_argument("--ranker", default="llmwiki-ranker", help='the answer ranker ("none": the hand ranking alone; see bench/ranker.py)')
     parser.add_argument("--similarity", default=DEFAULT_SIMILARITY, help='the sentence embedder that compares questions with sentences ("none": without it)')
+    parser.add_argument("--answers", type=Path, help="write every answer with its question (JSON lines) here, to diff two runs")
     args = parser.parse_args()
     if not (args.data / "question_answer_pairs.txt").is_file():
         sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README)")
@@ -100,6 +108,7 @@ def main() -> None:
     by_difficulty: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # answered right, top-1 right, asked
     by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # the same by what the question asks for (who, when, ...)
     seconds = []
+    answered: list[dict] = []
     shown = 0
     for number, entry in enumerate(questions, start=1):
         if number % 50 == 0 or number == len(questions):
@@ -107,6 +116,7 @@ def main() -> None:
         began = time.perf_counter()
         answer = answer_question(workspace, entry["question"], services=services)
         seconds.append(time.perf_counter() - began)
+        answered.append(answer_row(entry["question"], answer))
         if entry["set"] not in ANSWERABLE_SETS:
             counts["offtopic"] += 1
             counts["offtopic_refused"] += answer.refused
@@ -203,6 +213,8 @@ def main() -> None:
     print(f"{'  reference: BM25 top-4 source chunks hold the article':<66}{share('bm25_top4_hit', 'answerable'):>8}")
     seconds.sort()
     print(f"seconds per question, in-process: median {statistics.median(seconds):.3f}, p95 {seconds[int(len(seconds) * 0.95) - 1]:.3f}")
+    if args.answers:
+        args.answers.write_text("".join(json.dumps(row) + "\n" for row in answered), encoding="utf-8")
     print("targets: fact >= 0.72 and top-1 + 0.05; yes/no verdicts >= 0.90, right >= 0.70; off-topic refused >= 0.90, answerable refused <= 0.05; 0 pronoun starts; median < 0.5 s")
 
 

@@ -98,6 +98,12 @@ class Tally:
 HEADER = f"{'':<12}{'off-topic refused':>18}{'verdicts':>11}{'answerable refused':>20}{'fact right':>16}{'yes/no balanced':>18}{'yes / no right':>16}{'wrong verdict':>15}"
 
 
+def answer_row(question: str, answer) -> dict:
+    """What --answers writes of an answer: enough to diff two runs (the deciding reading where there is one)."""
+    row = {key: value for key, value in answer.as_json().items() if key in ("answer", "verdict", "refused", "decided_by")}
+    return {"question": question, **row}
+
+
 def ask(workspace, entries: list[dict], label: str, models) -> Tally:
     """Ask each entry's question; an entry with answerable=False should be refused."""
     tally = Tally()
@@ -108,6 +114,7 @@ def ask(workspace, entries: list[dict], label: str, models) -> Tally:
         if number % 50 == 0 or number == len(entries):
             print(f"\r  {label}: asked {number} of {len(entries)} questions", end="", file=sys.stderr, flush=True)
         answer = answer_question(workspace, entry["question"], services=services)
+        models["answered"].append(answer_row(f"{label}: {entry['question']}", answer))
         if not entry["answerable"]:
             tally.offtopic += 1
             tally.offtopic_refused += answer.refused
@@ -178,6 +185,7 @@ def ask_claims(workspace, claims: list[tuple[str, str]], models) -> dict[str, di
         if number % 50 == 0 or number == len(claims):
             print(f"\r  wice evidence: asked {number} of {len(claims)} claims", end="", file=sys.stderr, flush=True)
         answer = answer_question(workspace, f"Is it true that {claim.rstrip('.')}?", services=services)
+        models["answered"].append(answer_row(f"wice-evidence: {claim}", answer))
         row = counts.setdefault(label, {"asked": 0, "yes": 0, "no": 0, "refused": 0})
         row["asked"] += 1
         row["refused"] += answer.refused
@@ -224,6 +232,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="ask every Nth question (1: all)")
     parser.add_argument("--only", default=",".join(CORPORA), help=f"which of {', '.join(CORPORA)} to run")
     parser.add_argument("--show", action="store_true", help="print each off-topic question that got a verdict, each answerable question refused, and each answerable yes/no question answered otherwise than its reference")
+    parser.add_argument("--answers", type=Path, help="write every answer with its question (JSON lines) here, to diff two runs")
     parser.add_argument("--yes-no-only", action="store_true", help="ask only the S08 questions shaped as yes/no (the verdict rules' figures, in a third of the time)")
     args = parser.parse_args()
     s08 = args.data / "cmu-qa" / "S08"
@@ -233,7 +242,8 @@ def main() -> None:
     questions = load_questions(s08)[:: args.every]
     if args.yes_no_only:
         questions = [entry for entry in questions if shape(entry["question"]).yes_no]
-    models = {"backend": ExtractiveBackend(), "ranker": load_ranker(DEFAULT_RANKER), "similarity": load_similarity(DEFAULT_SIMILARITY), "show": args.show}
+    models = {"backend": ExtractiveBackend(), "ranker": load_ranker(DEFAULT_RANKER), "similarity": load_similarity(DEFAULT_SIMILARITY), "show": args.show,
+              "answered": []}
     rows: list[tuple[str, Tally]] = []
     if "s08" in only:
         folds = []
@@ -280,6 +290,8 @@ def main() -> None:
             if row:
                 print(f"  {label:<20} {row['yes'] / row['asked']:.3f} / {row['no'] / row['asked']:.3f} / {row['refused'] / row['asked']:.3f} ({row['asked']})")
         print("  a yes should follow support: high for supported, low for not_supported (which its evidence does not contradict, so no is not owed)")
+    if args.answers:
+        args.answers.write_text("".join(json.dumps(row) + "\n" for row in models["answered"]), encoding="utf-8")
 
 
 if __name__ == "__main__":
