@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.publish import history  # noqa: E402
+from llmwiki import gitrepo as history  # noqa: E402
 from llmwiki.publish.wiki import ingest_paths  # noqa: E402
 from llmwiki.lint import lint  # noqa: E402
 from llmwiki.maintain import consistency_problems, restore, withdraw  # noqa: E402

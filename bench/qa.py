@@ -46,11 +46,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.read.answer import answer_question, candidate_sentences  # noqa: E402
-from llmwiki.read.answer import shown as as_shown  # noqa: E402
+from llmwiki.read.answer import answer_question  # noqa: E402
+from llmwiki.read.candidates import candidate_sentences  # noqa: E402
+from llmwiki.read.candidates import shown as as_shown  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
-from llmwiki.read.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
+from llmwiki.text.questions import opens_with_pronoun, shape, unbracket  # noqa: E402
 from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
 from llmwiki.read.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
 from llmwiki.read.search import search  # noqa: E402

@@ -3,7 +3,7 @@
     python bench/ranker.py [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace] [--recollect]
                            [--epochs 1] [--ranked 12] [--weights 0.5,1,2,4,100] [--similarity all-MiniLM-L6-v2|none]
 
-For each set, the ranker is trained (``llmwiki.read.ranker.train``, from the
+For each set, the ranker is trained (``training.ranker``, from the
 shipped verifier) on the other sets' fact questions, and the held-out set's
 questions are ranked by hand (``questions.rank_sentences``) and by hand +
 weight x P(holds the answer) over the hand ranking's best RANKED sentences.
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from llmwiki.read.ranker import DEFAULT_SIMILARITY, MAX_LENGTH, RANKED, SIMILARITY_WEIGHT, WEIGHT, load_similarity, similarities  # noqa: E402
-from llmwiki.read.ranker.train import SETS, collected, hits, train, training_pairs  # noqa: E402
+from training.ranker import SETS, collected, hits, train, training_pairs  # noqa: E402
 from llmwiki.verify.nli import NLIVerifier  # noqa: E402
 
 

@@ -40,10 +40,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from llmwiki.read.questions import kind_verdict  # noqa: E402
+from llmwiki.text.questions import kind_verdict  # noqa: E402
 from llmwiki.text import DETERMINERS, FORMS_OF_BE, tokens  # noqa: E402
 from llmwiki.text.segment import split_sentences  # noqa: E402
-from llmwiki.verify.facts import check_facts, opposed_in_clause  # noqa: E402
+from llmwiki.text.facts import check_facts, opposed_in_clause  # noqa: E402
 
 LABELS = ("entailment", "neutral", "contradiction", "not entailed")
 

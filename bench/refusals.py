@@ -53,13 +53,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from llmwiki.read.answer import answer_question  # noqa: E402
-from llmwiki.read.questions import shape  # noqa: E402
+from llmwiki.text.questions import shape  # noqa: E402
 from llmwiki.services import Services  # noqa: E402
 from llmwiki.backends import ExtractiveBackend  # noqa: E402
 from llmwiki.pages import CITATION  # noqa: E402
 from llmwiki.read.ranker import DEFAULT_RANKER, DEFAULT_SIMILARITY, load_ranker, load_similarity  # noqa: E402
 from llmwiki.read.ranker.cmuqa import contains_reference, load_questions, normalise, reference_kind  # noqa: E402
-from llmwiki.read.ranker.train import SETS, build_workspace  # noqa: E402
+from training.ranker import SETS, build_workspace  # noqa: E402
 
 CORPORA = ("s08", "cranfield", "wice", "sample", "wice-evidence")
 

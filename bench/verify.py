@@ -309,7 +309,7 @@ def reworded_page(workspace, *, sentences: int = 20, seed: int = 0) -> str:
 
     from llmwiki.pages import render_page
     from llmwiki.verify.changes import article_sentences, reword
-    from llmwiki.verify.lexicon import default_lexicon
+    from llmwiki.text.lexicon import default_lexicon
     from llmwiki.publish.wiki import ingest_paths
 
     rng, lexicon, lines, cited = random.Random(seed), default_lexicon(), [], []
@@ -435,7 +435,7 @@ def cli_wall(root: Path, page: str, *, repeat: int = 3, runtimes: Sequence[str] 
 def changed_facts(args, configured) -> None:
     """The changed-fact set: fit the calibration (--fit) on sets 1-2, report catch and pass rates per change type."""
     from llmwiki.verify.calibrate import fit, load_calibration, save_calibration
-    from llmwiki.verify.lexicon import Lexicon, data_folder
+    from llmwiki.text.lexicon import Lexicon, data_folder
 
     folder = data_folder()
     if folder is None:

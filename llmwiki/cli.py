@@ -270,7 +270,9 @@ def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: b
               help="Answer one question per line of FILE ('-' for standard input), in order; with --json one object per line.")
 def ask(question: str | None, workspace_path: str | None, open_page: str | None, agentic: bool, stream: bool, save: bool, as_json: bool, batch_file: str | None) -> None:
     """Answer a question from the wiki (or the sources) with citations."""
-    from llmwiki.read.answer import agentic_answer, answer_question, save_answer
+    from llmwiki.publish.answers import save_answer
+    from llmwiki.read.answer import answer_question
+    from llmwiki.read.chat import agentic_answer
 
     if (question is None) == (batch_file is None):
         raise click.UsageError("give one QUESTION, or --batch FILE with one question per line")

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from llmwiki.publish import history
+from llmwiki import gitrepo
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint
 from llmwiki.ingest.sources import content_hash
@@ -206,8 +206,8 @@ def withdraw(workspace: Workspace, source: str, *, delete_file: bool = False) ->
         notes = [f"stale {page}: {reason}" for page in stale]
         _, report.commit = publish(workspace, texts, operation="withdraw", subject=relative, deleted=deleted, notes=notes,
                                    also_commit=[relative] + ([moved_to.relative_to(workspace.root).as_posix()] if moved_to else []))
-        if report.commit is None and history.is_repository(workspace.root):
-            report.commit = history.commit(workspace.root, f"withdraw: {relative}", [relative])
+        if report.commit is None and gitrepo.is_repository(workspace.root):
+            report.commit = gitrepo.commit(workspace.root, f"withdraw: {relative}", [relative])
         failpoint("withdraw:commit")
     return report
 
@@ -284,18 +284,18 @@ class HistoryEntry:
 
 def page_history(workspace: Workspace, page: str | None = None, *, limit: int = 50) -> list[HistoryEntry]:
     """Commits that changed the workspace (or one page), newest first, with whether a store snapshot is kept."""
-    if not history.is_repository(workspace.root):
+    if not gitrepo.is_repository(workspace.root):
         raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository). Create workspaces with `llmwiki init` (without --no-git).")
     path = workspace.relative(workspace.root / page, fix=workspace.PAGE_FIX) if page else None
     kept = snapshots(workspace)
-    return [HistoryEntry(commit, date, subject, commit in kept) for commit, date, subject in history.log(workspace.root, path=path, limit=limit)]
+    return [HistoryEntry(commit, date, subject, commit in kept) for commit, date, subject in gitrepo.log(workspace.root, path=path, limit=limit)]
 
 
 def restore(workspace: Workspace, revision: str) -> RestoreReport:
     """Bring files and store back to a commit, as a new forward commit; see RestoreReport."""
-    if not history.is_repository(workspace.root):
+    if not gitrepo.is_repository(workspace.root):
         raise MaintenanceError(f"{workspace.root}: keeps no history (not a git repository), so there is nothing to restore.")
-    target = history.resolve(workspace.root, revision)
+    target = gitrepo.resolve(workspace.root, revision)
     if not workspace.store.rebuilds_from_files:
         msg = (
             f"{workspace.root}: its store is a shared PostgreSQL database ({workspace.store.path}), which `llmwiki restore` does not roll back "
@@ -335,8 +335,8 @@ def consistency_problems(workspace: Workspace) -> list[str]:
     for relative, document in documents.items():
         if not (root / relative).is_file() and (document.kind == "wiki" or document.status == "ready"):
             problems.append(f"{relative}: in the store but its file is gone")
-    if history.is_repository(root):
-        problems += [f"{path}: changed but not committed" for path in history.changed_since_head(root) if path.startswith("wiki/")]
+    if gitrepo.is_repository(root):
+        problems += [f"{path}: changed but not committed" for path in gitrepo.changed_since_head(root) if path.startswith("wiki/")]
     return problems
 
 
@@ -383,6 +383,6 @@ def move_store(workspace: Workspace, url: str, *, on_table=None) -> StoreMove:
             problems = ", ".join(f"{table}: {want} in the workspace, {got} on the server" for table, (want, got) in wrong.items())
             raise MaintenanceError(f"{url}: the copy does not match ({problems}); the server's copy was emptied and the workspace still uses its own store.")
         set_store_url(workspace.root / CONFIG_FILENAME, url)
-        if history.is_repository(workspace.root):
-            history.commit(workspace.root, f"store: moved to {url}", [CONFIG_FILENAME])
+        if gitrepo.is_repository(workspace.root):
+            gitrepo.commit(workspace.root, f"store: moved to {url}", [CONFIG_FILENAME])
     return StoreMove(url, found, source.path)

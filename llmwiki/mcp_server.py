@@ -79,7 +79,8 @@ def _sentence_json(score, threshold: float) -> dict:
 def tool_functions(workspace: Workspace, services: Services) -> dict[str, Callable[[dict, Callable[[float, float, str], None]], Any]]:
     """{tool name: run(arguments, progress) -> JSON-able result}, the arguments already checked against the spec.
     services: the server's models, each loaded once, on the first call that needs it."""
-    from llmwiki.read.answer import answer_question, save_answer
+    from llmwiki.publish.answers import save_answer
+    from llmwiki.read.answer import answer_question
     from llmwiki.read.search import search
     from llmwiki.read.select import read_wiki_page
     from llmwiki.verify.page import load_verification, verify_text, wiki_pages

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class AnswerPolicy:
-    """How the extractive answer ranks sentences, gives verdicts and refuses (llmwiki.read.answer, llmwiki.read.questions)."""
+    """How the extractive answer ranks sentences, gives verdicts and refuses (llmwiki.read.answer, llmwiki.text.questions)."""
 
     # The share of a question's terms, each weighted by its rarity in the store, that the best sentence and the best
     # passage must hold before anything is answered (sentence, passage). The corpus a workspace holds is interlinked:
@@ -36,10 +36,10 @@ class AnswerPolicy:
     # P(contradiction) of the closest sentence at which a yes/no statement is answered no.
     no_contradiction: float = 0.5
     # ... and only from a sentence holding at least this share of the statement's words past its subject and the
-    # facts it lacks (answer._speaks_to). Half, set by reading, not swept: measured once on the S08 folds with the
+    # facts it lacks (evidence.speaks_to). Half, set by reading, not swept: measured once on the S08 folds with the
     # subject rule (bench/refusals.py, README: off-topic verdicts 13 -> 4, yes/no balanced 0.685 -> 0.654).
     no_relation_share: float = 0.5
-    # A yes whose sentence negates what the statement says in one of its clauses (answer._negates_in_clause) stands
+    # A yes whose sentence negates what the statement says in one of its clauses (evidence.negates_in_clause) stands
     # only when the sentence gives the statement negated ("Beetles can not be found in polar regions") P(entailment)
     # below this or below the statement's own; else the answer is no. The NLI model misses many a "not" and "no": to it
     # "Beetles can be found in almost all habitats, but are not known to occur in ... the polar regions" entails the
@@ -99,7 +99,7 @@ class SelectPolicy:
 
 @dataclass(frozen=True)
 class VerifyPolicy:
-    """What the verifier's fact checks read (llmwiki.verify.facts) and how many premises it scores (llmwiki.verify.page)."""
+    """What the verifier's fact checks read (llmwiki.text.facts) and how many premises it scores (llmwiki.verify.page)."""
 
     # A negation governs the words this far after it ("never accepted the offer"): changed-fact claims of
     # bench/verify.py, negation caught 87.5 on S08 sets 3-4 held out.

@@ -66,7 +66,7 @@ class Workspace:
             config_path.write_text(DEFAULT_CONFIG_TOML, encoding="utf-8")
         workspace = cls.open(root)
         if git:
-            from llmwiki.publish.history import init_repository
+            from llmwiki.gitrepo import init_repository
 
             init_repository(root)
         return workspace

@@ -9,7 +9,10 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
-    from llmwiki.read.answer import Conversation, agentic_answer, answer_question, save_answer
+    from llmwiki.publish.answers import save_answer
+    from llmwiki.read.answer import answer_question
+    from llmwiki.read.chat import agentic_answer
+    from llmwiki.read.conversation import Conversation
     from llmwiki.errors import LlmwikiError
     from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.publish.journal import open_workspace

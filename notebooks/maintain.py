@@ -10,7 +10,7 @@ with app.setup:
     import marimo as mo
     import polars as pl
 
-    from llmwiki.publish import history
+    from llmwiki import gitrepo as history
     from llmwiki.errors import LlmwikiError
     from llmwiki.lint import findings_table, lint, repair
     from llmwiki.maintain import delete_stale, page_history, plan_withdrawal, restore, stale_pages, withdraw

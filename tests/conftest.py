@@ -21,6 +21,7 @@ atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
 sys.path.insert(0, str(FIXTURES))
+sys.path.insert(1, str(REPO))  # training/: the scripts that make the shipped weights
 
 
 @pytest.fixture(autouse=True)

@@ -5,11 +5,24 @@ import subprocess
 
 import pytest
 
-from llmwiki.read.answer import Conversation, agentic_answer, answer_question, condense, save_answer
+from llmwiki.publish.answers import save_answer
+from llmwiki.read.answer import answer_question
+from llmwiki.read.chat import agentic_answer
+from llmwiki.read.conversation import Conversation, condense
 from llmwiki.backends import ExtractiveBackend, OpenAIBackend
 from llmwiki.pages import split_frontmatter
 from conftest import services_for
 from openai_stub import Reply, StubServer
+
+
+def _yes_no(statement, sentences, verifier, *, names, subject=(), negation=None):
+    """The statement readings (``registry.STATEMENT``) on these sentences, as the extractive answer reads them."""
+    from llmwiki.policy import ANSWER_POLICY
+    from llmwiki.read.readings import decide
+    from llmwiki.read.readings.case import StatementCase
+    from llmwiki.read.readings.registry import STATEMENT
+
+    return decide(STATEMENT, StatementCase(statement, sentences, verifier, names=names, subject=subject, negation=negation, policy=ANSWER_POLICY))
 
 
 def stub_backend(server):
@@ -345,7 +358,7 @@ def test_penn_treebank_brackets_in_a_question_are_read_as_brackets(physics):
 
 
 def test_an_answer_never_opens_with_an_unresolved_pronoun_and_quotes_stay_verbatim(physics):
-    from llmwiki.read.questions import opens_with_pronoun, unbracket
+    from llmwiki.text.questions import opens_with_pronoun, unbracket
 
     answer = answer_question(physics, "Which prize did Becquerel win for discovering radioactivity?", services=services_for(physics, backend=ExtractiveBackend()))
     assert answer.text.startswith("[Antoine Henri Becquerel] won the 1903 Nobel Prize") and not opens_with_pronoun(answer.text)
@@ -356,7 +369,7 @@ def test_an_answer_never_opens_with_an_unresolved_pronoun_and_quotes_stay_verbat
 def test_the_referent_of_he_comes_with_the_selection_and_from_the_store_when_it_does_not(physics, monkeypatch):
     from dataclasses import replace
 
-    from llmwiki.read.answer import _candidates
+    from llmwiki.read.candidates import selection_candidates as _candidates
     from llmwiki.read.select import select
 
     selection = select(physics, "Which prize did Becquerel win for discovering radioactivity?")
@@ -407,7 +420,7 @@ def test_ask_json_and_batch_print_one_object_per_question(physics, tmp_path):
 
 
 def test_run_tool_turns_any_bad_argument_into_a_tool_message(physics):
-    from llmwiki.read.answer import run_tool
+    from llmwiki.read.chat import run_tool
 
     cited: set[int] = set()
     bad_calls = [
@@ -433,7 +446,7 @@ def test_run_tool_turns_any_bad_argument_into_a_tool_message(physics):
 def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_that_the_model_likes():
     import numpy as np
 
-    from llmwiki.read.answer import _Candidate, _yes_no
+    from llmwiki.read.candidates import Candidate as _Candidate
 
     class Likes:  # a stand-in model that finds the looser sentence entailing and the closer one not
         name = "stand-in"
@@ -452,7 +465,7 @@ def test_a_closer_sentence_that_opposes_the_statement_outweighs_a_looser_one_tha
 def test_a_sentence_as_close_that_the_model_reads_as_contradicting_it_more_than_the_best_supports_it_answers_no():
     import numpy as np
 
-    from llmwiki.read.answer import _Candidate, _yes_no
+    from llmwiki.read.candidates import Candidate as _Candidate
 
     class Reads:  # a stand-in model: a weak yes from the sentence on corruption, a contradiction from "undemocratic"
         name = "stand-in"
@@ -479,7 +492,7 @@ def test_a_sentence_as_close_that_the_model_reads_as_contradicting_it_more_than_
 def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
     import numpy as np
 
-    from llmwiki.read.answer import _Candidate, _yes_no
+    from llmwiki.read.candidates import Candidate as _Candidate
 
     class MissesNegation:  # a stand-in model that reads a sentence with "no" as entailing both the statement and its negation
         name = "stand-in"
@@ -506,7 +519,7 @@ def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
 def test_a_negated_statement_that_its_sentence_negates_alike_is_a_yes():
     import numpy as np
 
-    from llmwiki.read.answer import _Candidate, _yes_no
+    from llmwiki.read.candidates import Candidate as _Candidate
 
     class MissesNot:  # a stand-in model that reads a hypothesis without its "not" better, whatever the premise says
         name = "stand-in"
@@ -527,7 +540,7 @@ def test_a_negated_statement_that_its_sentence_negates_alike_is_a_yes():
 def test_the_model_reads_a_sentence_as_the_answer_shows_it():
     import numpy as np
 
-    from llmwiki.read.answer import _Candidate, _yes_no
+    from llmwiki.read.candidates import Candidate as _Candidate
 
     class ReadsWords:  # a stand-in model that reads "It is ..." against "Liechtenstein is ..." as a contradiction
         name = "stand-in"
@@ -556,7 +569,7 @@ def test_the_model_reads_a_sentence_as_the_answer_shows_it():
 def test_a_yes_needs_a_sentence_that_speaks_to_the_statement():
     import numpy as np
 
-    from llmwiki.read.answer import _Candidate, _yes_no
+    from llmwiki.read.candidates import Candidate as _Candidate
 
     class EntailsAll:
         name = "stand-in"
@@ -574,8 +587,9 @@ def test_a_yes_needs_a_sentence_that_speaks_to_the_statement():
 
 
 def test_a_sentence_that_overlapping_chunks_hold_twice_is_ranked_once():
-    from llmwiki.read.answer import _Candidate, hand_ranking
-    from llmwiki.read.questions import shape
+    from llmwiki.read.candidates import Candidate as _Candidate
+    from llmwiki.read.candidates import hand_ranking
+    from llmwiki.text.questions import shape
 
     sentence = "The keepers rowed out to the tower at dawn."
     candidates = [_Candidate(sentence, 1, 0, "", "Lighthouse"), _Candidate(sentence, 2, 1, "", "Lighthouse"),  # the chunks overlap
@@ -742,7 +756,8 @@ def test_a_comparison_is_settled_by_a_sentence_that_orders_its_two_sides(workspa
     assert yes.verdict == "yes" and "typically larger than the Asian" in yes.text
     no = ask_by_hand(workspace, "Is an Asian elephant larger than an African elephant?")  # control: the same sentence, the statement turned
     assert no.verdict == "no" and "typically larger than the Asian" in no.text and "the other way round" in no.text
-    from llmwiki.read.answer import _agreement, _comparison_order
+    from llmwiki.read.readings.comparisons import _agreement
+    from llmwiki.read.readings.comparisons import comparison_order as _comparison_order
 
     turned = "An Asian elephant is smaller than an African elephant."
     assert _comparison_order(turned, "The African is larger than, on average, the Asian.") == -1  # "than" before a comma
@@ -760,7 +775,7 @@ def test_a_comparison_with_any_verb_is_read_both_ways(workspace):
     assert reversed_.verdict == "no" and "the other way round" in reversed_.text
     control = ask_by_hand(workspace, "Do bulls weigh more than cows?")
     assert control.verdict == "yes" and "Bulls weigh more than cows" in control.text
-    from llmwiki.read.answer import converse
+    from llmwiki.read.readings.comparisons import converse
 
     assert converse("There are more than 350,000 species of beetles.") is None  # a measure, not a second side
     assert converse("A bull weighs more than 500 kg.") is None
@@ -810,14 +825,15 @@ def test_a_sentence_about_someone_else_denies_nothing(workspace):
 
 
 def test_a_heading_or_a_list_item_takes_no_place_among_the_sentences_a_verdict_reads(workspace, monkeypatch):
-    see_also = "Wilson, then thirtieth President of the United States\n\nUnited States presidential election, 1912\n"  # lines without a verb
+    # Captions that end in brackets, as image captions and "see also" lines do: no verb, so they assert nothing.
+    see_also = "Portrait of Wilson (then thirtieth President of the United States.)\n\nUnited States presidential election (1912.)\n"
     with_sources(workspace, wilson=f"# Woodrow Wilson\n\nThomas Woodrow Wilson was the twenty-eighth President of the United States.\n\n{see_also}")
     no = ask_by_hand(workspace, "Was Woodrow Wilson the thirtieth President of the United States?")
     assert no.verdict == "no" and "twenty-eighth President" in no.text  # the one sentence that says which President
     with_sources(workspace, wilson=f"# Woodrow Wilson\n\nWoodrow Wilson taught at Princeton.\n\n{see_also}")
     listed = ask_by_hand(workspace, "Was Woodrow Wilson the thirtieth President of the United States?")  # the lines assert nothing of him
     assert listed.verdict is None and not listed.text.startswith("Yes")
-    from llmwiki.read import parsing
+    from llmwiki.text import parsing
 
     monkeypatch.setattr(parsing, "states_something", lambda text: None)  # control: the rule off, as without a parser
     assert ask_by_hand(workspace, "Was Woodrow Wilson the thirtieth President of the United States?").verdict == "yes"  # the line read as a sentence on him
@@ -845,7 +861,7 @@ def test_a_no_needs_a_sentence_that_says_what_the_statement_says_besides_its_nam
 
 
 def test_an_irregular_verb_form_holds_its_base_forms_relation():
-    from llmwiki.read.answer import _holds_relation
+    from llmwiki.read.readings.evidence import holds_relation as _holds_relation
     from llmwiki.text import stem
 
     relation = {stem("win")}

@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from llmwiki.verify.calibrate import FACT_FAILED_CAP, FEATURES, Calibration, Uncalibrated, fit, load_calibration, sentence_features
 from llmwiki.verify.changes import CHANGE_TYPES, article_sentences, change, make_claims, reword
-from llmwiki.verify.facts import check_facts, name_words, numbers, tokens
-from llmwiki.verify.lexicon import default_lexicon
+from llmwiki.text.facts import check_facts, name_words, numbers, tokens
+from llmwiki.text.lexicon import default_lexicon
 
 EVIDENCE = [
     "The Romans constructed roads, amphitheaters, baths and houses with heated floors in this fortified military camp.",
@@ -247,7 +247,7 @@ def test_a_name_that_ends_a_claim_is_rivalled_by_another_after_the_same_two_word
 
 
 def test_the_shipped_kinds_know_which_living_things_are_kinds_of_others_and_which_exclude_each_other():
-    from llmwiki.verify.lexicon import default_kinds
+    from llmwiki.text.lexicon import default_kinds
 
     kinds = default_kinds()
     assert kinds is not None
@@ -298,7 +298,7 @@ def test_a_claim_that_joins_the_clauses_or_moves_the_word_is_not_opposed():
 
 
 def test_the_shipped_tables_are_what_the_builder_makes_from_wordnet(tmp_path):
-    from llmwiki.verify.lexicon import KINDS_TABLE, TABLE, Lexicon, data_folder, write_kinds, write_table
+    from llmwiki.text.lexicon import KINDS_TABLE, TABLE, Lexicon, data_folder, write_kinds, write_table
 
     folder = data_folder()
     if folder is None:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from llmwiki.publish import history
+from llmwiki import gitrepo as history
 from llmwiki.publish.wiki import ingest_paths
 from llmwiki.errors import LlmwikiError
 from llmwiki.maintain import consistency_problems, page_history, page_version, restore, save_page, withdraw
@@ -266,8 +266,8 @@ def test_a_damaged_snapshot_is_not_loaded_the_store_is_rebuilt_and_the_report_sa
 
 
 def test_a_revision_by_date_or_reflog_is_refused_and_a_commit_id_is_not(tmp_path):
-    from llmwiki.publish import history
-    from llmwiki.publish.history import HistoryError
+    from llmwiki import gitrepo as history
+    from llmwiki.gitrepo import HistoryError
     from llmwiki.workspace import Workspace
 
     workspace = Workspace.init(tmp_path / "ws")

@@ -11,22 +11,27 @@ from conftest import REPO
 PACKAGE = REPO / "llmwiki"
 LAYERS = (
     {"errors", "records", "text", "text.segment", "policy", "tools", "tracing", "prompts", "failpoints", "config", "models", "pages", "backends", "datasets", "embeddings",
-     "text.terms", "ingest", "ingest.chunking", "ingest.extract", "ingest.html", "ingest.pdf", "publish", "publish.history", "read", "read.ranker.cmuqa",
-     "verify.lexicon", "verify.facts", "verify.calibrate", "verify.changes", "verify.train", "verify.pairs", "verify.onnx_nli", "verify.nli", "pgserver"},
+     "text.terms", "ingest", "ingest.chunking", "ingest.extract", "ingest.html", "ingest.pdf", "publish", "gitrepo", "read", "read.ranker.cmuqa", "read.readings", "read.readings.core",
+     "text.lexicon", "text.parsing", "text.questions", "text.facts", "verify.calibrate", "verify.changes", "verify.train", "verify.pairs", "verify.onnx_nli", "verify.nli", "pgserver"},
     {"store.dialect"},
     {"store.schema"},
     {"store.contract"},
     {"store.duckdb_store", "store.postgres_store", "store.score_cache"},
     {"store"},
     {"workspace", "verify.cache"},
-    {"read.parsing", "read.questions", "read.ranker"},
+    {"read.ranker"},
     {"services"},
     {"ingest.sources", "read.search", "generate"},
     {"publish.snapshots", "publish.relocate"},
     {"publish.journal"},
     {"publish.wiki"},
     {"read.select", "verify.page", "verify", "verify.parallel"},
-    {"read.answer", "maintain", "read.ranker.train", "review"},
+    {"read.candidates", "read.conversation"},
+    {"read.readings.evidence", "read.readings.comparisons", "read.readings.statements", "read.readings.refusals", "read.readings.model",
+     "read.readings.registry", "read.readings.case"},
+    {"read.extractive"},
+    {"read.answer"},
+    {"read.chat", "maintain", "review", "publish.answers"},
     {"watch", "mcp_server", "notebook_args"},
     {"lint"},
     {"cli", "__main__", "", "reference"},
@@ -42,7 +47,13 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     graph = {}
     for name, path in modules.items():
         found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        # An import under `if TYPE_CHECKING:` names a type for annotations and never runs: no arrow.
+        typing_only = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If) and _is_type_checking(node.test)
+                       for statement in node.body for inner in ast.walk(statement)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             targets = []
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "llmwiki":
                 inner = node.module.removeprefix("llmwiki").lstrip(".")
@@ -52,6 +63,10 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
             found.update(target for target in targets if target in modules and target != name)
         graph[name] = found
     return graph
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -108,6 +123,11 @@ def test_the_graph_reader_sees_imports_inside_functions(tmp_path):
     graph = import_graph(package)
     assert graph["low"] == {"high"} and graph["high"] == {"low"}
     assert cycles(graph) == [["high", "low"]]
+    # An import for annotations only (under TYPE_CHECKING) never runs: no arrow; the same import at run time is one.
+    (package / "low.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from llmwiki.high import g\n")
+    assert import_graph(package)["low"] == set()
+    (package / "low.py").write_text("from typing import TYPE_CHECKING\nif not TYPE_CHECKING:\n    from llmwiki.high import g\n")
+    assert import_graph(package)["low"] == {"high"}
 
 
 def test_llmwiki_has_no_import_cycle():
@@ -151,3 +171,19 @@ def test_no_caller_asks_a_store_what_kind_it_is():
     offenders = [path.relative_to(REPO).as_posix() for path in PACKAGE.rglob("*.py")
                  if path.parent != STORE and pattern.search(path.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def outside_the_english_package(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of the English package (``llmwiki.text``) from anything but itself, ``errors`` and ``policy`` (a leaf)."""
+    english = {module for module in graph if module == "text" or module.startswith("text.")}
+    return sorted(f"{module} -> {target}" for module in english for target in graph[module]
+                  if not (target == "text" or target.startswith("text.") or target in {"errors", "policy"}))
+
+
+def test_the_english_package_imports_nothing_from_the_read_or_write_side():
+    graph = import_graph()
+    assert {"text.questions", "text.parsing", "text.facts", "text.lexicon", "text.segment", "text.terms"} <= set(graph)
+    assert outside_the_english_package(graph) == []
+    assert graph["policy"] == set()  # the one module beside text and errors it may read: a leaf
+    # control: an arrow from the English package to the read side is found
+    assert outside_the_english_package({"text.questions": {"read.select", "text"}, "read.select": set()}) == ["text.questions -> read.select"]

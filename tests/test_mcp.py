@@ -172,7 +172,7 @@ def test_http_on_loopback_serves_and_a_remote_address_is_refused(wiki):
 
 
 def test_the_chat_and_the_server_share_each_tool_definition():
-    from llmwiki.read.answer import TOOLS
+    from llmwiki.read.chat import TOOLS
     from llmwiki.tools import CHAT_TOOLS, READ_PAGE
 
     assert [tool["function"]["name"] for tool in TOOLS] == [spec.name for spec in CHAT_TOOLS]

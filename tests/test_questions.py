@@ -3,8 +3,8 @@
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from llmwiki.read import parsing
-from llmwiki.read.questions import (
+from llmwiki.text import parsing
+from llmwiki.text.questions import (
     adjunct_last,
     last_people,
     last_person,
@@ -373,7 +373,7 @@ def test_a_question_names_a_title_by_its_words_or_a_longer_form_of_them():
 
 
 def test_a_statement_that_only_says_what_kind_its_subject_is_gives_that_kind():
-    from llmwiki.read.questions import kind_asked
+    from llmwiki.text.questions import kind_asked
 
     assert kind_asked("A kangaroo is a reptile.", ("kangaroo",)) == "reptile"
     assert kind_asked("Otters are herbivores.", ("otters",)) == "herbivores"
@@ -383,7 +383,7 @@ def test_a_statement_that_only_says_what_kind_its_subject_is_gives_that_kind():
 
 
 def test_a_sentence_that_opens_by_saying_what_its_subject_is_gives_the_kind_and_the_words_before_it():
-    from llmwiki.read.questions import kind_said
+    from llmwiki.text.questions import kind_said
 
     assert kind_said("A kangaroo is a marsupial from the family Macropodidae (macropods).", ("kangaroo",)) == ("marsupial", ())
     assert kind_said("Otters are amphibious (or in one case aquatic) carnivorous mammals.", ("otters",)) == ("mammals", ("amphibious", "carnivorous"))

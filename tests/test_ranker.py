@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llmwiki.read.answer import answer_question, fill_places
+from llmwiki.read.answer import answer_question
+from llmwiki.read.candidates import fill_places
 from llmwiki.policy import ANSWER_POLICY
 from llmwiki.backends import ExtractiveBackend
 from llmwiki.read.ranker import (
@@ -17,7 +18,7 @@ from llmwiki.read.ranker import (
     shipped_weights,
     similarities,
 )
-from llmwiki.read.ranker.train import hits, train, training_pairs
+from training.ranker import hits, train, training_pairs
 from conftest import services_for
 
 
@@ -217,7 +218,7 @@ def test_an_answer_fills_its_places_as_it_quotes():
     assert fill_places(["A one.", "A two."], ["", ""], 2) == [0, 1]  # control: two that stand alone
 
 
-@pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m llmwiki.read.ranker.train)")
+@pytest.mark.skipif(shipped_weights() is None, reason="the answer ranker's weights are not installed (python -m training.ranker)")
 def test_the_shipped_ranker_finds_the_sentence_that_answers():
     ranker = load_ranker(DEFAULT_RANKER)
     assert ranker is not None and ranker.name == DEFAULT_RANKER and "weights sha256" in ranker.version

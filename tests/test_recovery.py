@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from llmwiki.publish import history
+from llmwiki import gitrepo as history
 from llmwiki.errors import StoreDamagedError
 from llmwiki.publish.journal import open_workspace
 from llmwiki.maintain import consistency_problems

@@ -31,7 +31,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from llmwiki.publish import history
+from llmwiki import gitrepo
 from llmwiki.ingest.sources import index_pages, rebuild_store
 from llmwiki.errors import StoreDamagedError
 from llmwiki.publish.snapshots import load_snapshot, recover_store, restore_to, store_problem, take_snapshot
@@ -90,7 +90,7 @@ def operation(workspace: Workspace, name: str, *, keep_store_copy: bool = True, 
     with nullcontext() if locked else workspace.write_lock():
         _recover_locked(workspace)
         try:
-            journal = Journal(workspace.state_dir / JOURNAL_FILE, name, history.head(workspace.root), details)
+            journal = Journal(workspace.state_dir / JOURNAL_FILE, name, gitrepo.head(workspace.root), details)
             ACTIVE[workspace.root] = journal
             before = workspace.state_dir / BEFORE_FILE
             for leftover in (before, before.with_name(before.name + ".wal")):  # a copy a crash cut short
@@ -106,7 +106,7 @@ def operation(workspace: Workspace, name: str, *, keep_store_copy: bool = True, 
                 _roll_back(workspace, journal)
                 _finish(workspace)
                 raise
-            head = history.head(workspace.root)
+            head = gitrepo.head(workspace.root)
             if head and head != journal.head:
                 take_snapshot(workspace, head)
             _finish(workspace)
@@ -161,7 +161,7 @@ def _recover_locked(workspace: Workspace) -> str | None:
     lock = workspace.root / ".git" / "index.lock"
     if lock.exists():  # git was killed too; operations are serialised by the write lock we hold, so it is stale
         lock.unlink()
-    head = history.head(workspace.root)
+    head = gitrepo.head(workspace.root)
     if journal.operation == "restore" and head is not None and journal.details.get("target"):
         restore_to(workspace, journal.details["target"])
         _finish(workspace)
@@ -183,7 +183,7 @@ def _roll_back(workspace: Workspace, journal: Journal) -> str:
         rebuild_store(workspace)
         return "store rebuilt from the files"
     if journal.operation == "restore" and journal.head:  # every tracked file back as it was at the start
-        history.restore_tree(root, journal.head)
+        gitrepo.restore_tree(root, journal.head)
     for source, target in reversed(journal.moves):
         if (root / target).exists() and not (root / source).exists():
             (root / source).parent.mkdir(parents=True, exist_ok=True)
@@ -194,7 +194,7 @@ def _roll_back(workspace: Workspace, journal: Journal) -> str:
             os.replace(workspace.state_dir / KEPT_DIR / journal.kept[path], root / path)
         else:
             (root / path).unlink(missing_ok=True)  # it did not exist before
-    history.unstage(root, [*journal.paths, *(path for move in journal.moves for path in move)])
+    gitrepo.unstage(root, [*journal.paths, *(path for move in journal.moves for path in move)])
     before = workspace.state_dir / BEFORE_FILE
     if before.is_file():
         try:

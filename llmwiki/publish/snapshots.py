@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from llmwiki.publish import history
+from llmwiki import gitrepo
 from llmwiki.config import CONFIG_FILENAME, load_config
 from llmwiki.errors import LlmwikiError, StoreDamagedError
 from llmwiki.failpoints import failpoint
@@ -146,14 +146,14 @@ def restore_to(workspace: Workspace, target: str) -> RestoreReport:
     """Files and store back to a commit, as a new forward commit; idempotent, so an
     interrupted restore is carried out again by recovery."""
     root = workspace.root
-    report = RestoreReport(target=target, left=history.head(root))
-    history.restore_tree(root, target)
+    report = RestoreReport(target=target, left=gitrepo.head(root))
+    gitrepo.restore_tree(root, target)
     log_path = root / "wiki/log.md"
     if log_path.exists():  # the log as it was then, plus this restore
         stamp = datetime.now().isoformat(timespec="seconds").replace("T", " ")
         log_path.write_text(log_path.read_text(encoding="utf-8").rstrip() + f"\n\n## {stamp} restore: to {target[:10]}\n", encoding="utf-8")
-    report.changed_files = history.changed_since_head(root)  # also right when an interrupted restore is carried out again
-    statuses = history.statuses_since_head(root)
+    report.changed_files = gitrepo.changed_since_head(root)  # also right when an interrupted restore is carried out again
+    statuses = gitrepo.statuses_since_head(root)
     report.sources_removed = sorted(path for path, how in statuses.items() if path.startswith("sources/") and how == "deleted")
     report.sources_returned = sorted(path for path, how in statuses.items() if path.startswith("sources/") and how == "added")
     failpoint("restore:files")
@@ -166,8 +166,8 @@ def restore_to(workspace: Workspace, target: str) -> RestoreReport:
         report.method, report.why_rebuilt, report.losses = "rebuild", why, REBUILD_LOSSES
         report.counts = rebuild_store(workspace)
     failpoint("restore:store")
-    subject = next((entry[2] for entry in history.log(root, limit=1000) if entry[0] == target), "")
-    report.commit = history.commit(root, f"restore: to {target[:10]} ({subject})\n\nstore: {report.method}", report.changed_files)
+    subject = next((entry[2] for entry in gitrepo.log(root, limit=1000) if entry[0] == target), "")
+    report.commit = gitrepo.commit(root, f"restore: to {target[:10]} ({subject})\n\nstore: {report.method}", report.changed_files)
     if report.commit:
         take_snapshot(workspace, report.commit)
     return report
@@ -222,9 +222,9 @@ def recover_store(workspace: Workspace, *, on_progress: ProgressCallback | None 
         if wal.exists():
             os.replace(wal, moved_to.with_name(moved_to.name + ".wal"))
     store.migrate()  # a fresh, empty store
-    head = history.head(workspace.root)
+    head = gitrepo.head(workspace.root)
     snapshot, _ = usable(workspace, head) if head else (None, "")
-    if snapshot is not None and not [path for path in history.changed_since_head(workspace.root) if path.startswith(("wiki/", "sources/"))]:
+    if snapshot is not None and not [path for path in gitrepo.changed_since_head(workspace.root) if path.startswith(("wiki/", "sources/"))]:
         load_snapshot(workspace, snapshot)
         return StoreRecovery("snapshot", moved_to, commit=head)
     counts = rebuild_store(workspace, on_progress=on_progress)

@@ -25,7 +25,7 @@ from pathlib import Path
 from filelock import Timeout
 
 from llmwiki.errors import WorkspaceError
-from llmwiki.publish import history
+from llmwiki import gitrepo
 from llmwiki.backends import Backend
 from llmwiki.ingest.chunking import TokenCounter
 from llmwiki.failpoints import failpoint
@@ -219,7 +219,7 @@ def _publish(workspace: Workspace, journal: Journal, texts, *, operation, subjec
             raise
     failpoint("publish:store")
     files = sorted(texts)
-    commit = history.commit(root, f"{operation}: {subject}\n\n" + "\n".join(files), [*files, *also_commit])
+    commit = gitrepo.commit(root, f"{operation}: {subject}\n\n" + "\n".join(files), [*files, *also_commit])
     return sorted(path for path, text in texts.items() if text is not None), commit
 
 

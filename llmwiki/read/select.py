@@ -36,7 +36,7 @@ from pathlib import Path
 from llmwiki.datasets import DatasetSource
 from llmwiki.policy import SELECT_POLICY
 from llmwiki.pages import cited_chunk_ids, held_reason, split_frontmatter, strip_citation_definitions
-from llmwiki.read.questions import without_frame
+from llmwiki.text.questions import without_frame
 from llmwiki.read.search import SearchResult, search
 from llmwiki.services import Services
 from llmwiki.workspace import Workspace

@@ -104,6 +104,13 @@ FORMS_OF_DO = frozenset({"do", "does", "did"})
 MODALS = frozenset({"can", "could", "will", "would", "should", "shall", "may", "might", "must"})
 AUXILIARIES = FORMS_OF_BE | FORMS_OF_HAVE | FORMS_OF_DO | MODALS
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "nowhere", "cannot", "without"})
+# Where a sentence's clauses part: the words that set one clause against another ("The coolest month is June,
+# while the warmest is January"), and every break between clauses. A negation or an opposite beyond one is about
+# something else ("An elephant is a good swimmer, but it can neither trot, jump, nor gallop").
+CONTRASTING = ("but", "whereas", "while", "although", "though")
+CONTRAST_BREAK = re.compile(rf";|\b(?:{'|'.join(CONTRASTING)})\b", re.IGNORECASE)
+CLAUSE_BREAK = re.compile(rf"[,;:()]|\b(?:{'|'.join((*CONTRASTING, 'however', 'yet'))})\b", re.IGNORECASE)
+
 # Stopwords for matching that still assert something: "few natural predators" is the opposite of "many".
 QUANTIFIERS = frozenset({"few", "fewer", "many", "more", "most", "least", "less", "much"})
 

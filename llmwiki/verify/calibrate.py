@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from llmwiki.verify.facts import FactCheck
+from llmwiki.text.facts import FactCheck
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 FEATURES = ("p_entailment", "p_contradiction", "missing_name", "missing_number", "opposed", "negation", "coverage")

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.text import AUXILIARIES, FORMS_OF_DO, GENDER_SWAPS, SUBJECT_PRONOUNS, STOPWORDS, YEAR, alternation, tokens
-from llmwiki.verify.facts import name_words
-from llmwiki.verify.lexicon import Lexicon
+from llmwiki.text.facts import name_words
+from llmwiki.text.lexicon import Lexicon
 
 CHANGE_TYPES = ("name", "number", "opposite", "negation", "pronoun", "unsupported")
 # The auxiliaries a "not" can follow as written; do-support ("did" + base form) and the rare "am" and "shall" are left out.

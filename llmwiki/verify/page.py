@@ -45,7 +45,7 @@ from llmwiki.pages import CITATION, read_page, source_paths
 from llmwiki.policy import VERIFY_POLICY
 from llmwiki.text import content_words
 from llmwiki.verify.calibrate import load_calibration, sentence_features
-from llmwiki.verify.facts import check_facts, name_words
+from llmwiki.text.facts import check_facts, name_words
 from llmwiki.workspace import Workspace
 
 EXCERPT_CHARS = 300

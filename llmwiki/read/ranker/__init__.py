@@ -19,7 +19,7 @@ the selection is about something else: an answer is refused when none of
 the best sentences reaches ``AnswerPolicy.min_similarity``.
 
 The default, "llmwiki-ranker", is llmwiki's NLI verifier fine-tuned on CMU QA
-S08 questions (``llmwiki.read.ranker.train``; weights in ``weights/``, see
+S08 questions (``training.ranker``; weights in ``weights/``, see
 MODEL.md): its P(entailment) column is P(holds the answer). Any NLI-style
 sequence-classification model id or path may be configured instead
 (``[chat] answer_ranker``), or "none" for the hand ranking alone. An install

@@ -1,6 +1,6 @@
 """Train the answer ranker on CMU QA S08: the shipped NLI verifier fine-tuned to tell which sentence holds the answer.
 
-    python -m llmwiki.read.ranker.train [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace]
+    python -m training.ranker [--data ../shared/data/cmu-qa/S08] [--workspace /tmp/llmwiki-ranker-workspace]
                                    [--recollect] [--out llmwiki/read/ranker/weights] [--sets set1,set2,set3] [--hold-out SET]
                                    [--epochs 1] [--lr 3e-5]
 
@@ -59,7 +59,7 @@ def build_workspace(data: Path, folder: Path, sets: tuple[str, ...] = SETS):
 
 def collect(workspace, questions: list[dict]) -> list[dict]:
     """Per fact question: its candidates' ranker inputs, whether each holds a reference as shown, and the hand ranking."""
-    from llmwiki.read.answer import candidate_sentences, shown
+    from llmwiki.read.candidates import candidate_sentences, shown
 
     rows = []
     for number, entry in enumerate(questions, start=1):
@@ -146,7 +146,7 @@ def _shown(order: list[int], row: dict) -> list[int]:
     back ("This is ...") shown with the one before it, its label already counting both, so it fills both places. Rows
     collected with ``points_back`` instead of the antecedents' text stand for each antecedent by its place; rows
     collected before either have none."""
-    from llmwiki.read.answer import fill_places
+    from llmwiki.read.candidates import fill_places
 
     antecedents = row.get("antecedents")
     if antecedents is None:
@@ -178,7 +178,7 @@ def main(argv=None) -> None:
     from llmwiki.verify.train import save_shipped
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[4] / "shared" / "data" / "cmu-qa" / "S08")
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "cmu-qa" / "S08")
     parser.add_argument("--workspace", type=Path, default=Path("/tmp/llmwiki-ranker-workspace"), help="where the S08 workspace and the collected pairs are kept")
     parser.add_argument("--recollect", action="store_true", help="ask the questions again instead of reusing the kept pairs")
     parser.add_argument("--out", type=Path, default=WEIGHTS_DIR)

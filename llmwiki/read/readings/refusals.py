@@ -1,0 +1,177 @@
+"""Readings that refuse ("the sources do not say"), and the answer readings around them.
+
+A refusal reading finds that the selection does not answer the question: it names something no passage mentions,
+it holds too little of the question's weighted words, the sentences that share its words are about something else,
+or it says "he" or "it" of subjects that differ. Each says why in words the analyst can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
+from llmwiki.read.candidates import Candidate, fill_places, quote
+from llmwiki.read.readings.core import Decision, reading
+from llmwiki.text import stem
+from llmwiki.text.questions import question_words, has_pronoun, without_truth_frame
+
+if TYPE_CHECKING:
+    from llmwiki.read.readings.case import Case
+
+NOT_SUPPORTED = "The sources do not say."
+
+
+def refusal(reason: str) -> Decision:
+    return Decision(f"{NOT_SUPPORTED} ({reason}.)", refused=True, reason=reason)
+
+
+@reading("the wiki as a whole", "answer")
+def the_wiki_as_a_whole(case: Case) -> Decision | None:
+    """A question about the wiki as a whole ("What is this wiki about?"), or one answered by dataset rows alone: the
+    selection holds no sentence to quote, only the overview and index (or the rows), which the answer shows."""
+    if case.candidates or not (case.collection or case.has_tables):
+        return None
+    return Decision("\n\n".join(case.collection), reason="the question is about the wiki as a whole")
+
+
+@reading("nothing to quote", "refusal")
+def nothing_to_quote(case: Case) -> Decision | None:
+    """Refused: no selected chunk holds a prose sentence to answer with."""
+    return refusal("nothing selected holds a sentence to answer with") if not case.candidates else None
+
+
+@reading("names absent", "refusal")
+def names_absent(case: Case) -> Decision | None:
+    """Refused: a name the question mentions stands in no selected passage (for a yes/no question, none of them
+    does: "Is Canada's official language Zulu?" is answered no, not refused)."""
+    absent = case.absent_names
+    if not absent or (case.yes_no and len(absent) < len(case.names)):
+        return None
+    return refusal(f"no selected passage mentions {', '.join(absent)}")
+
+
+@reading("only a pronoun", "refusal")
+def only_a_pronoun(case: Case) -> Decision | None:
+    """Refused: the question holds one common word and a pronoun ("When did he become professor?"): any sentence with
+    the word would match, and nothing says who "he" is."""
+    weights = case.weights
+    if not sum(weights.values()) or len(weights) != 1 or case.names or next(iter(weights))[:1].isdigit() or not has_pronoun(case.question):
+        return None
+    return refusal(f"the question names no one: only \"{case.words[0]}\" and a pronoun; say who or what it is about")
+
+
+@reading("too little of the question", "refusal")
+def too_little_of_the_question(case: Case) -> Decision | None:
+    """Refused: the best sentence and the best passage hold too little of the question's terms, each weighted by its
+    rarity in the store (a word every chunk has says little; one the store has never seen says the question is about
+    something else): ``policy.min_shares_about_title`` when the question names the subject of a selected document,
+    else ``policy.min_shares_else``."""
+    if not sum(case.weights.values()):
+        return None
+    min_sentence, min_passage = case.minimum_shares
+    if max(case.sentence_shares) >= min_sentence and case.best_passage_share >= min_passage:
+        return None
+    missing = [word for word in question_words(without_truth_frame(case.question)) if stem(word) not in case.held]  # not "true"
+    return refusal("no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""))
+
+
+@reading("about something else", "refusal")
+def about_something_else(case: Case) -> Decision | None:
+    """Refused: the sentence embedder finds none of the best sentences close to the question
+    (``policy.min_similarity``): they share its words but are about something else."""
+    from llmwiki.read.search import preview
+
+    cosines = case.cosines
+    if not cosines or max(cosines.values()) >= case.policy.min_similarity:
+        return None
+    closest = max(cosines, key=cosines.get)
+    return refusal(f"the selected sentences share its words but are about something else; the closest: \"{preview(case.candidates[closest].sentence, 90)}\"")
+
+
+@reading("few words, no answer", "refusal")
+def few_words_no_answer(case: Case) -> Decision | None:
+    """Refused: a question of few weighted words (``policy.few_terms``) whose sentences the answer ranker gives no
+    chance of holding the answer (``policy.min_answer_p``): its words stand in sentences about other things. Not
+    read for yes/no questions."""
+    if case.yes_no:
+        return None
+    probabilities = case.probabilities
+    best = max((p for index, p in probabilities.items() if case.may_lead[index]), default=0.0)
+    if not probabilities or len(case.words) > case.policy.few_terms or best >= case.policy.min_answer_p:
+        return None
+    quoted = " and ".join(f'"{word}"' for word in case.words)
+    return refusal(f"no sentence selected answers it; the question's few words{f' ({quoted})' if case.words else ''} stand in sentences about other things")
+
+
+def unnamed_subject_reason(pronoun: str, ranked: Sequence[Candidate], *, policy: AnswerPolicy = ANSWER_POLICY) -> str | None:
+    """Why a question about "he" or "she" that names no one, or a yes/no question whose subject is "it" or "they",
+    cannot be answered: the best sentences that may answer it (the first ``policy.whose_sentences``) come from pages
+    about different subjects. None when they agree (the words pin one subject down: "He founded the University of
+    Buffalo on what date?")."""
+    subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:policy.whose_sentences]))
+    if len(subjects) < 2:
+        return None
+    listed = f"{', '.join(subjects[:-1])} and {subjects[-1]}"
+    return f"it says \"{pronoun}\" without saying who or what that is, and the passages that match are about {listed}: say who or what it is about"
+
+
+@reading("unnamed subject", "refusal")
+def unnamed_subject(case: Case) -> Decision | None:
+    """Refused: the question says "he" or "she" and names no one, or a yes/no question's subject is "it" or "they",
+    and the best sentences come from pages about different subjects. Beside an open page the question is about that
+    page's subject and this is not read."""
+    if not case.pronoun or case.open_page:
+        return None
+    reason = unnamed_subject_reason(case.pronoun, [case.candidates[index] for _, index in case.ranking if case.may_lead[index]], policy=case.policy)
+    return refusal(reason) if reason else None
+
+
+@reading("not about the subject", "refusal")
+def not_about_the_subject(case: Case) -> Decision | None:
+    """Refused: every sentence that matched a yes/no question is about something other than what it names: neither
+    a yes nor a no."""
+    from llmwiki.read.search import preview
+
+    if not case.yes_no or case.judged:
+        return None
+    first = case.ranked[0]
+    return refusal(f"no selected sentence is about {' '.join(case.subject)}; the closest: \"{preview(first.sentence, 90)}\" ({first.referent})")
+
+
+@reading("the statement", "yes/no")
+def the_statement(case: Case) -> Decision | None:
+    """A yes/no question's statement read against the sentences about its subject: the first of the statement
+    readings (``registry.STATEMENT``) that decides."""
+    return case.settled if case.yes_no else None
+
+
+@reading("best sentences", "answer")
+def best_sentences(case: Case) -> Decision | None:
+    """A question that is not yes/no: the best-ranked sentences, the first one that may lead (it holds enough of the
+    question itself), each cited; ``answer_sentences`` of them, more for a question that asks for a list."""
+    if case.yes_no:
+        return None
+    count = max(case.answer_sentences, case.policy.listing_sentences) if case.shape.wants_more else case.answer_sentences
+    order = [index for _, index in case.ranking]
+    lead = next(index for index in order if case.may_lead[index])  # the best sentence holds the share, so one may lead
+    ranked = [case.candidates[lead]] + [candidate for index, candidate in zip(order, case.ranked) if index != lead]
+    chosen = [ranked[place] for place in fill_places([candidate.sentence for candidate in ranked], [candidate.antecedent for candidate in ranked], count)]
+    return Decision(" ".join(quote(candidate) for candidate in chosen), reason=f"{len(chosen)} best-ranked sentence(s) quoted")
+
+
+# -- readings of the selection, before any sentence is read (every backend) ----------------
+
+NOTHING_SELECTED = "The sources do not say: nothing in the wiki or the sources matches this question. "
+
+
+@reading("question refused", "refusal")
+def question_refused(selection) -> Decision | None:
+    """Refused before anything is read: the question names a term of the ``[chat] blacklist``."""
+    return Decision(selection.refused, refused=True, reason="a blacklisted term") if selection.refused else None
+
+
+@reading("nothing selected", "refusal")
+def nothing_selected(selection) -> Decision | None:
+    """Refused: the selector found nothing in the wiki, the sources or the datasets that matches the question."""
+    return Decision(NOTHING_SELECTED + selection.readout, refused=True, reason="nothing matches the question") if selection.empty else None

@@ -1,0 +1,130 @@
+"""The yes/no readings of a statement against the sentences about its subject, scored once (``case.StatementCase``).
+
+A yes needs a sentence that supports the statement, speaks to what it says, and none as close that opposes it. A
+no needs the closest sentence to state otherwise (a fact opposed or negated, another number of its kind or another
+word in a name's place: ``FactCheck.contradicted``; or the model's contradiction, where the sentence leaves none of
+the statement's numbers out) and to speak to what the statement says: a sentence that merely fails to support it is
+no "no", and a year or a name it leaves out is no denial. Anything else is not settled, quoting the closest
+sentence. A sentence about someone else is never read: "In 1919, Canada joined the League of Nations" denies nothing
+about the U.S.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llmwiki.read.candidates import quote
+from llmwiki.read.readings.core import Decision, reading
+from llmwiki.read.readings.evidence import holds_negation, negates_in_clause, speaks_to, why_not
+
+if TYPE_CHECKING:
+    from llmwiki.read.readings.case import StatementCase
+
+
+@reading("negation probe on a yes", "yes/no")
+def negation_probe_on_yes(case: StatementCase) -> Decision | None:
+    """A would-be yes whose sentence reads the statement's negation differently (a negated statement against a
+    sentence whose clause on it holds no negation, or the other way round): the model may miss a "not", so the
+    statement negated is scored too, and where the sentence supports it better (``policy.negation_entailment``) the
+    answer is no.
+
+    None where both negate it ("The scientific community did not reserve great attention ...": the sentence says
+    what the statement says) or where the statement would not be a yes."""
+    if not case.would_be_yes or case.negation is None:
+        return None
+    best = case.best
+    if holds_negation(case.statement) == negates_in_clause(best.candidate.sentence, case.relation, case.policy):
+        return None
+    denied = case.negation_entailments((best,))[0]
+    if denied >= case.policy.negation_entailment and denied > best.entailment:
+        return Decision(f"No — {quote(best.candidate)} (it supports \"{case.negation}\" better than the question's statement)", verdict="no",
+                        reason=f"the sentence supports \"{case.negation}\" ({denied:.2f}) better than the statement ({best.entailment:.2f})")
+    return None
+
+
+@reading("supported", "yes/no")
+def supported(case: StatementCase) -> Decision | None:
+    """A yes: the best sentence's calibrated score reaches ``policy.yes_threshold``, it holds what the statement says
+    of its subject, no sentence as close opposes it (by a fact check, or by the model's contradiction where that is
+    stronger than the support), and no word of the statement stands replaced in it by another."""
+    if not case.would_be_yes:
+        return None
+    best = case.best
+    return Decision(f"Yes — {quote(best.candidate)}", verdict="yes", reason=f"the sentence supports it (score {best.score:.2f}, entailment {best.entailment:.2f})")
+
+
+@reading("another event", "yes/no")
+def another_event(case: StatementCase) -> Decision | None:
+    """Not settled: the best sentence states every fact as given but no yes was read, while a sentence that holds as
+    many of the statement's words puts only another number in the place of one of its numbers. "Cleveland won the
+    Presidency in the 1884 election" speaks of the event asked about, "... there would not be another such election
+    until ... 2000" of another; neither decides."""
+    if not case.other_event:
+        return None
+    return Decision(f"The sources do not settle this — the closest passage: {quote(case.best.candidate)}",
+                    reason="a sentence as close states another number, of another event")
+
+
+@reading("contested yes", "yes/no")
+def contested_yes(case: StatementCase) -> Decision | None:
+    """A no: a sentence that holds as many of the statement's words as the best, speaks to it, and which the model
+    reads as contradicting it more strongly than the best reads as supporting it. "Wilson said that the committee
+    system was fundamentally undemocratic" (contradiction 0.59) against "Wilson also believed that the Committee
+    System facilitated corruption" (entailment 0.35), for "Wilson supported the committee system"."""
+    if case.contested is None:
+        return None
+    return _denial(case, case.contested)
+
+
+@reading("fact opposed", "yes/no")
+def fact_opposed(case: StatementCase) -> Decision | None:
+    """A no: the sentence that holds most of the statement's words states otherwise by the fact check (an opposite,
+    a negation, another number of its kind or another name in a name's place, with the rule that found it) and
+    speaks to what the statement says."""
+    closest = case.closest
+    if not closest.check.contradicted or not speaks_to(case.statement, case.subject, closest.check, closest.candidate, policy=case.policy):
+        return None
+    return _denial(case, closest)
+
+
+@reading("model contradiction", "yes/no")
+def model_contradiction(case: StatementCase) -> Decision | None:
+    """A no: the model reads the closest sentence as contradicting the statement (``policy.no_contradiction``), the
+    sentence leaves none of the statement's numbers out (one silent on a year does not deny it) and it speaks to
+    what the statement says."""
+    closest = case.closest
+    if not case.model_denies(closest) or not speaks_to(case.statement, case.subject, closest.check, closest.candidate, policy=case.policy):
+        return None
+    return _denial(case, closest)
+
+
+@reading("negation probe", "yes/no")
+def negation_probe(case: StatementCase) -> Decision | None:
+    """A no: the model reads the closest (or the best) sentence as supporting the statement negated, though it reads
+    no contradiction in it ("Indonesia is a republic with a presidential system" supports "Indonesia is not a
+    monarchy ..."), under the model contradiction's conditions: it speaks to the statement and leaves none of its
+    numbers out."""
+    if case.negation is None or holds_negation(case.statement):
+        return None
+    closest, best = case.closest, case.best
+    read = [closest] if closest is best else [closest, best]
+    for item, denied in zip(read, case.negation_entailments(tuple(read))):
+        if (denied >= case.policy.negation_entailment and denied > item.entailment and not item.check.unrivalled_numbers
+                and speaks_to(case.statement, case.subject, item.check, item.candidate, policy=case.policy)):
+            return Decision(f"No — {quote(item.candidate)} (it supports \"{case.negation}\")", verdict="no",
+                            reason=f"the sentence supports \"{case.negation}\" ({denied:.2f})")
+    return None
+
+
+@reading("not settled", "yes/no")
+def not_settled(case: StatementCase) -> Decision | None:
+    """Neither a yes nor a no: the answer quotes the sentence that holds most of the statement's words."""
+    return Decision(f"The sources do not settle this — the closest passage: {quote(case.closest.candidate)}",
+                    reason="no sentence supports it, and none that speaks to it states otherwise")
+
+
+def _denial(case: StatementCase, item) -> Decision:
+    why = why_not(item.check, case.statement)
+    if not item.check.contradicted:
+        why = "; ".join(filter(None, ("the passage contradicts it", why)))
+    return Decision(f"No — {quote(item.candidate)} ({why})", verdict="no", reason=why)
