@@ -203,7 +203,7 @@ def test_a_reviewer_accepts_rejects_and_resolves_in_the_review_notebook_and_a_re
     root = tmp_path / "ws"
     shutil.copytree(sample, root)
     workspace = Workspace.open(root)
-    first, second = sorted(path.relative_to(root).as_posix() for path in (root / "wiki" / "concepts").glob("*.md"))[:2]
+    first, second = sorted(path.relative_to(root).as_posix() for path in (root / "wiki" / "summaries").glob("*.md"))[:2]  # pages of several sentences
     verified = {result.page: result for result in verify_pages(workspace, [first, second], services_for(workspace).verifier)[0]}
     a, b = verified[first].sentences[0].sentence, verified[second].sentences[0].sentence
     contest_id, _ = workspace.store.save_contest(key="browser", page_a=first, sentence_a=a, source_a=None, page_b=second, sentence_b=b, source_b=None, score=0.9)

@@ -326,7 +326,7 @@ def test_every_damage_the_check_reports_is_one_restore_repairs(large, tmp_path, 
     damage(workspace.store.path)
     status = _llmwiki(root, "status")
     assert status.returncode == 1 and "the store is damaged" in status.stderr and "llmwiki restore" in status.stderr and "Traceback" not in status.stderr
-    page = sorted((root / "wiki" / "concepts").glob("*.md"))[0].relative_to(root).as_posix()
+    page = sorted((root / "wiki" / "summaries").glob("*.md"))[0].relative_to(root).as_posix()
     body = tmp_path / "body.md"
     body.write_text("# Edited\n\nThe otter of bay 1 was counted 8 times in survey 1.\n", encoding="utf-8")
     refused = _llmwiki(root, "edit", page, "--body-file", str(body))  # a write on a damaged store is refused with the same fix
