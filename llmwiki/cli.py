@@ -265,10 +265,12 @@ def regenerate(names: tuple[str, ...], workspace_path: str | None, everything: b
 @click.option("--agentic", is_flag=True, help="Let the model search and read with tools (needs [llm] backend = \"openai\").")
 @click.option("--stream", is_flag=True, help="Agentic: show tokens as they come instead of holding the answer (strict) until the run ends.")
 @click.option("--save", is_flag=True, help="Save the answer as a wiki page (wiki/answers/).")
-@click.option("--json", "as_json", is_flag=True, help="Print the answer as one JSON object (question, answer, verdict, refused, citations).")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as one JSON object (question, answer, verdict, refused, citations, decided_by, steps).")
+@click.option("--why", is_flag=True, help="Also show which reading decided the answer and the readings tried before it (docs/readings.md).")
 @click.option("--batch", "batch_file", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Answer one question per line of FILE ('-' for standard input), in order; with --json one object per line.")
-def ask(question: str | None, workspace_path: str | None, open_page: str | None, agentic: bool, stream: bool, save: bool, as_json: bool, batch_file: str | None) -> None:
+def ask(question: str | None, workspace_path: str | None, open_page: str | None, agentic: bool, stream: bool, save: bool, as_json: bool, why: bool,
+        batch_file: str | None) -> None:
     """Answer a question from the wiki (or the sources) with citations."""
     from llmwiki.publish.answers import save_answer
     from llmwiki.read.answer import answer_question
@@ -302,7 +304,7 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
             if as_json:
                 click.echo(json.dumps(answer.as_json(), ensure_ascii=False))
             else:
-                console.print(f"Q: {item}\n{answer.text}\n")
+                console.print(f"Q: {item}\n{answer.text}\n" + (f"{answer.why}\n" if why else ""))
         return
     streamed = []
 
@@ -339,6 +341,8 @@ def ask(question: str | None, workspace_path: str | None, open_page: str | None,
             console.print(f"  [c{citation.chunk_id}] {citation.label}")
     if answer.unknown_citations:
         console.print(f"  ({len(answer.unknown_citations)} citation(s) of passages that were not given were removed)")
+    if why:
+        console.print(f"\nWhy: {answer.why}")
     if saved:
         path, commit = saved
         console.print(f"Saved as {path}" + (f" (commit {commit[:10]})" if commit else ""))

@@ -114,7 +114,7 @@ QUERY_DATASET = ToolSpec("query_dataset", "Rows of a Markdown dataset (datasets/
 LIST_PAGES = ToolSpec("list_pages", "The wiki's pages: path, kind, title, whether stale or held for review, and the stored verification's supported share.",
                       {"kind": {"type": "string", "enum": ["summaries", "concepts", "answers", "all"], "description": "which pages (default all)"}})
 ASK = ToolSpec("ask", "Ask the wiki a question: the cited answer exactly as `llmwiki ask --json` gives it (answer, verdict for yes/no questions, "
-               "refused when the sources do not say, citations with path, page and text).",
+               "refused when the sources do not say, citations with path, page and text, decided_by: the reading that decided, and the steps tried).",
                {"question": {"type": "string", "maxLength": TEXT_LIMITS["question"]},
                 "open_page": {"type": "string", "maxLength": TEXT_LIMITS["open_page"], "description": "a wiki page open beside the question"}},
                required=("question",))

@@ -87,6 +87,7 @@ def _(agentic, ask_button, conversation, open_page, question, services, set_answ
             print(("refused: " if answer.refused else "answer: ") + answer.text)
             if answer.verdict:
                 print(f"verdict: {answer.verdict}")
+            print(f"decided by: {answer.decided_by}")
             print(f"citations: {len(answer.citations)}")
             for _citation in answer.citations:
                 print(f"  [c{_citation.chunk_id}] {_citation.label}")
@@ -108,6 +109,10 @@ def _(answer):
         _parts.insert(1, mo.callout(mo.md(answer.read_as_note), kind="info"))
     if answer.tool_steps:
         _parts.append(mo.md("\n".join(f"- `{step}`" for step in answer.tool_steps)))
+    if answer.decided_by:  # which reading decided, and the readings tried before it (docs/readings.md)
+        _trail = "\n".join(f"{_number}. **{_step.reading}**: {_step.outcome}" + (f" ({_step.reason})" if _step.reason else "")
+                            for _number, _step in enumerate(answer.steps, start=1))
+        _parts.append(mo.accordion({f"Why this answer: decided by {answer.decided_by}": mo.md(_trail or "No reading was tried.")}))
     mo.vstack(_parts)
     return
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
@@ -251,6 +252,17 @@ def _name_after_same_words(claim_words: Sequence[str], anchor_words: Sequence[st
                and anchor_words[j].lower() not in STOPWORDS and stem(anchor_words[j]) != named for j in range(2, len(anchor_words)))
 
 
+
+class Opposition(NamedTuple):
+    """A word of the claim that the evidence opposes: the claim's word, the evidence's, and the rule that found it:
+    "antonym" (WordNet's opposite in the same place, or beside it), "superlative rank" ("highest" against "second
+    highest"), "only and other" ("the only" against "other"), "contrasting clause" (the opposite in the clause the
+    claim's words stand in) or "gender" ("she" where the evidence says "he")."""
+
+    word: str
+    other: str
+    rule: str = "antonym"
+
 @dataclass(frozen=True)
 class FactCheck:
     """What a sentence asserts that its anchor window lacks or opposes."""
@@ -259,7 +271,7 @@ class FactCheck:
     anchor_index: int  # its position in the windows given
     missing_names: tuple[str, ...] = ()
     missing_numbers: tuple[str, ...] = ()
-    opposed: tuple[tuple[str, str], ...] = ()  # (the sentence's word, the anchor's opposite)
+    opposed: tuple[Opposition, ...] = ()  # the sentence's words the anchor opposes, each with the rule that found it
     negation: str | None = None  # "sentence" or "evidence": which side alone is negated
     coverage: float = 1.0  # share of the sentence's content words found in the anchor
     missing_words: tuple[str, ...] = field(default=())  # other content words the anchor lacks (paraphrase or change)
@@ -283,7 +295,7 @@ class FactCheck:
     @property
     def flagged_words(self) -> tuple[str, ...]:
         """The sentence's words behind a failed check, for highlighting."""
-        return (*self.missing_names, *self.missing_numbers, *(word for word, _ in self.opposed))
+        return (*self.missing_names, *self.missing_numbers, *(opposition.word for opposition in self.opposed))
 
     def reason(self) -> str | None:
         """One line a reviewer can act on, or None when every fact was found."""
@@ -293,7 +305,7 @@ class FactCheck:
         if self.missing_numbers:
             parts.append("numbers not in the excerpt: " + ", ".join(self.missing_numbers))
         if self.opposed:
-            parts.append("opposite of the excerpt: " + ", ".join(f"{word} (excerpt: {other})" for word, other in self.opposed))
+            parts.append("opposite of the excerpt: " + ", ".join(f"{word} (excerpt: {other})" for word, other, _ in self.opposed))
         if self.negation == "sentence":
             parts.append("negated, the excerpt is not")
         elif self.negation == "evidence":
@@ -419,22 +431,22 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
             if word.lower() in STOPWORDS and word.lower() not in QUANTIFIERS:
                 continue
             if index in substituted and lexicon.opposes(word, substituted[index]):  # the opposite in the same slot
-                opposed.append((word, substituted[index]))
+                opposed.append(Opposition(word, substituted[index], "antonym"))
             elif word.lower() in missing_lower:
                 other = next((other for other in anchor_words if other.lower() not in claim_lower and lexicon.opposes(word, other)), None)
                 if other is not None:
-                    opposed.append((word, other))
+                    opposed.append(Opposition(word, other, "antonym"))
     missing_lowered = {word.lower() for word in missing_numbers}
-    opposed += [pair for pair in _ranked_superlatives(claim, anchor) if pair[0].lower() not in missing_lowered]  # "second" may be a number already
-    opposed += _only_against_other(claim_words, anchor_words)
+    opposed += [Opposition(*pair, "superlative rank") for pair in _ranked_superlatives(claim, anchor) if pair[0].lower() not in missing_lowered]  # "second" may be a number already
+    opposed += [Opposition(*pair, "only and other") for pair in _only_against_other(claim_words, anchor_words)]
     evidence_sentence = _anchor_sentence(anchor, all_terms)
-    read = {word.lower() for word, _ in opposed}
-    opposed += [pair for pair in opposed_in_clause(claim, evidence_sentence) if pair[0].lower() not in read]
+    read = {opposition.word.lower() for opposition in opposed}
+    opposed += [Opposition(*pair, "contrasting clause") for pair in opposed_in_clause(claim, evidence_sentence) if pair[0].lower() not in read]
     claim_genders = {GENDER[word.lower()]: word for word in claim_words if word.lower() in GENDER}
     anchor_genders = {GENDER[word.lower()]: word for word in anchor_words if word.lower() in GENDER}
     for gender, word in claim_genders.items():  # "she" where the evidence only says "he"
         if anchor_genders and gender not in anchor_genders:
-            opposed.append((word, next(iter(anchor_genders.values()))))
+            opposed.append(Opposition(word, next(iter(anchor_genders.values())), "gender"))
     negation = None
     # Which shared words are negated, not whether any is: "Fillmore did not turn down the honor, ... neither the
     # literary nor scientific attainment" negates "turn", which "Fillmore turned down the honor, ... neither the
@@ -447,7 +459,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
         negation = "sentence"
     elif evidence_negated - claim_negated:
         negation = "evidence"
-    flagged = {word.lower() for word in (*missing_names, *missing_numbers)} | {word.lower() for word, _ in opposed}
+    flagged = {word.lower() for word in (*missing_names, *missing_numbers)} | {opposition.word.lower() for opposition in opposed}
     return FactCheck(
         anchor=as_given[anchor_index], anchor_index=anchor_index, missing_names=missing_names, missing_numbers=missing_numbers,
         opposed=tuple(opposed), negation=negation,

@@ -27,6 +27,7 @@ from llmwiki.text.questions import (
     pronoun_subject,
     question_names,
     question_subject,
+    shape,
     unnamed_person,
     without_truth_frame,
 )
@@ -308,3 +309,53 @@ class Case:
         sentences = (about_subject(self.ranked, subject, limit=self.policy.yes_no_sentences) or self.judged)[:self.policy.yes_no_sentences]
         case = StatementCase(self.turned, sentences, self.services.verifier, names=self.fact_names, subject=subject, policy=self.policy)
         return decide(STATEMENT, case, list_name="statement")
+
+
+class PassageIndex:
+    """The store's term rarities over a few passages held in memory: what a case read without a store weighs a
+    question's words by (the readings' examples, ``bench/readings.py``'s claims and evidence). The same analyzer,
+    stopwords and formula as the store's index (``SearchIndex.rarity``)."""
+
+    def __init__(self, passages: Sequence[str]):
+        from llmwiki.read.search import analyze
+
+        self.stopwords = _english_stopwords()
+        self._documents = [set(analyze(passage, self.stopwords)) for passage in passages]
+
+    def rarity(self, text: str) -> dict[str, float]:
+        import math
+
+        from llmwiki.read.search import analyze
+
+        count = len(self._documents)
+        weights = {}
+        for term in analyze(text, self.stopwords):
+            frequency = sum(term in document for document in self._documents)
+            weights[term] = math.log1p(count / (frequency + 0.5)) if frequency else math.log1p(count)
+        return weights
+
+
+@functools.cache
+def _english_stopwords() -> frozenset[str]:
+    from llmwiki.store.duckdb_store import fts_english_stopwords
+
+    return frozenset(fts_english_stopwords())
+
+
+def case_of_passages(question: str, passages: Sequence[tuple[str, str]], *, services, policy: AnswerPolicy, answer_sentences: int = 2) -> Case:
+    """A case read without a workspace: the question and passages given as (title, text), each passage one selected
+    chunk in this order, its prose sentences the candidates, weighed by ``PassageIndex``. services: the models
+    (a verifier for yes/no questions; ranker and similarity may be None)."""
+    from llmwiki.text.questions import reads_as_prose
+    from llmwiki.text.segment import is_whole_sentence, segments
+
+    candidates = []
+    for order, (title, text) in enumerate(passages):
+        passage = " ".join(text.split())
+        for part in segments(text):
+            sentence = " ".join(text[part.start:part.end].split())
+            if part.is_prose and len(sentence.split()) >= 4 and is_whole_sentence(sentence) and reads_as_prose(sentence):
+                candidates.append(Candidate(sentence, order + 1, order, passage, title, text, part.start))
+    question_shape = shape(question)
+    return Case(question, question_shape, candidates, index=PassageIndex([text for _, text in passages]), services=services, policy=policy,
+                subject=tuple(question_subject(question)) if question_shape.yes_no else (), answer_sentences=answer_sentences)

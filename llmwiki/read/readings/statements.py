@@ -127,4 +127,5 @@ def _denial(case: StatementCase, item) -> Decision:
     why = why_not(item.check, case.statement)
     if not item.check.contradicted:
         why = "; ".join(filter(None, ("the passage contradicts it", why)))
-    return Decision(f"No — {quote(item.candidate)} ({why})", verdict="no", reason=why)
+    rules = sorted({opposition.rule for opposition in item.check.opposed})  # which rule found each opposite
+    return Decision(f"No — {quote(item.candidate)} ({why})", verdict="no", reason=why + (f" (found by: {', '.join(rules)})" if rules else ""))
