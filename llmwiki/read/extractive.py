@@ -16,7 +16,7 @@ from llmwiki.policy import AnswerPolicy
 from llmwiki.read.candidates import hand_ranking, selection_candidates
 from llmwiki.read.readings import Step, decide
 from llmwiki.read.readings.case import Case
-from llmwiki.read.readings.refusals import names_absent, only_a_pronoun, too_little_of_the_question, unnamed_subject_reason
+from llmwiki.read.readings.refusals import names_absent, refusal, only_a_pronoun, too_little_of_the_question, unnamed_subject_reason
 from llmwiki.read.readings.registry import ANSWER
 from llmwiki.read.select import Selection
 from llmwiki.services import Services
@@ -67,6 +67,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     tables = [item for item in selection.items if item.kind in ("dataset", "dataset_keys")]
     table_text = "".join(f"\n\nFrom {item.label} ({item.path}):\n\n{item.text}" for item in tables)
     decision = decide(ANSWER, prepare(workspace, question, selection, services=services, policy=policy, sentences=sentences), list_name="answer")
+    if decision is None:  # every list ends in a reading that decides; only a list with readings left out gets here
+        decision = refusal("no reading decided")
     if decision.refused and tables:
         return ExtractiveReply(table_text.strip(), decided_by=decision.by, steps=decision.steps)
     return ExtractiveReply((decision.text + table_text).strip(), verdict=decision.verdict, refused=decision.refused, decided_by=decision.by, steps=decision.steps)

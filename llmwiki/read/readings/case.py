@@ -150,6 +150,7 @@ class Case:
         self._index, self.services, self.policy = index, services, policy
         self.open_page, self.collection, self.has_tables = open_page, list(collection), has_tables
         self.subject, self.answer_sentences = tuple(subject), answer_sentences
+        self.statement_readings = None  # the statement readings (``registry.STATEMENT`` unless a bench or a test leaves one out)
 
     @functools.cached_property
     def index(self):
@@ -298,7 +299,7 @@ class Case:
 
         case = StatementCase(self.statement, self.judged[:self.policy.yes_no_sentences], self.services.verifier, names=self.fact_names,
                              subject=self.subject, negation=negated_statement(self.question), policy=self.policy)
-        return decide(STATEMENT, case, list_name="statement")
+        return decide(self.statement_readings or STATEMENT, case, list_name="statement")
 
     @functools.cached_property
     def settled_converse(self) -> Decision:
@@ -308,7 +309,7 @@ class Case:
         subject = question_subject(f"Is it true that {self.turned}")
         sentences = (about_subject(self.ranked, subject, limit=self.policy.yes_no_sentences) or self.judged)[:self.policy.yes_no_sentences]
         case = StatementCase(self.turned, sentences, self.services.verifier, names=self.fact_names, subject=subject, policy=self.policy)
-        return decide(STATEMENT, case, list_name="statement")
+        return decide(self.statement_readings or STATEMENT, case, list_name="statement")
 
 
 class PassageIndex:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from llmwiki.pages import CITATION
 from llmwiki.read.candidates import quote, shown
-from llmwiki.read.readings.core import Decision, reading
+from llmwiki.read.readings.core import Decision, Example, reading
 from llmwiki.text import CLAUSE_BREAK, DETERMINERS, FORMS_OF_BE, OPENING_PRONOUNS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 from llmwiki.text.questions import question_words, debracket, kind_asked, kind_verdict
@@ -167,3 +167,14 @@ def comparison_both_ways(case: Case) -> Decision | None:
         return Decision(f"The sources do not settle this — they read the comparison both ways: {quoted}", reason="the sources support the comparison both ways")
     return Decision(f"No — {other.text.removeprefix('Yes — ')} (the other way round)", verdict="no",
                     reason=f"the sources support the converse: {case.turned}")
+
+
+# Each reading's cases: tests/test_readings.py reads each with the reading (it decides, as expected) and without it.
+EXAMPLES = [
+    Example("kind of subject", "Is a kangaroo a reptile?",
+            (("Kangaroo", "The kangaroo is a marsupial from the family Macropodidae. Kangaroos live in Australia."),), "no"),
+    Example("comparison in a sentence", "Is the Asian elephant larger than the African elephant?",
+            (("Elephant", "The Asian elephant is smaller than the African elephant. Elephants eat grass and bark."),), "no"),
+    Example("comparison in a sentence", "Is the African elephant larger than the Asian elephant?",
+            (("Elephant", "The Asian elephant is smaller than the African elephant. Elephants eat grass and bark."),), "yes"),
+]

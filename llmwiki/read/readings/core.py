@@ -51,6 +51,19 @@ class Decision:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A case a reading decides, written as an analyst would meet it: the question, the passages selected for it as
+    (title, text), and what the answer comes to ("yes", "no", "unsettled", "refused", "answered"). Each reading's
+    module keeps a table of these; ``tests/test_readings.py`` runs each one with the reading (it must decide, as
+    expected) and without it (the answer must come out otherwise)."""
+
+    reading: str
+    question: str
+    passages: tuple[tuple[str, str], ...]
+    expected: str
+
+
+@dataclass(frozen=True)
 class Reading:
     """A named reading in a registry list. kind: what it reads ("refusal", "kind", "comparison", "yes/no",
     "answer", "model check"); read: the function, case -> Decision or None."""

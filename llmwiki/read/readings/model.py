@@ -12,6 +12,7 @@ import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from llmwiki.policy import AnswerPolicy
 from llmwiki.read.readings.core import Decision, reading
@@ -126,3 +127,39 @@ def no_without_the_number(case: ModelCase) -> Decision | None:
 def model_verdict_stands(case: ModelCase) -> Decision | None:
     """The model's yes or no stands: a passage it cites is about the subject and speaks to what the question says."""
     return Decision(case.text, verdict=case.verdict, reason="a passage it cites is about the subject and speaks to the question")
+
+
+class Cited(NamedTuple):
+    """A passage a model's reply cites, as ``ModelCase`` reads it (``answer.Citation`` has these and more)."""
+
+    path: str
+    breadcrumb: str
+    text: str
+
+
+class ModelExample(NamedTuple):
+    """A model's reply that a check decides: the question, the reply, the passages it cites, and what the answer
+    comes to ("yes", "no" where the verdict stands, "unsettled" where it does not)."""
+
+    reading: str
+    question: str
+    reply: str
+    cited: tuple[Cited, ...]
+    expected: str
+
+
+_VOLTA = Cited("sources/volta.md", "Alessandro Volta", "Alessandro Volta was an Italian physicist. He invented the electric battery in 1800.")
+_UNDATED = Cited("sources/volta.md", "Alessandro Volta", "Alessandro Volta was an Italian physicist. He invented the electric battery.")
+_KANGAROO = Cited("sources/kangaroo.md", "Kangaroo", "The kangaroo is a marsupial from the family Macropodidae.")
+_LEAGUE = Cited("sources/league.md", "The League of Nations", "In 1919, Canada joined the League of Nations independently of Britain.")
+
+# Each check's cases: tests/test_readings.py reads each with the check (it decides, as expected) and without it.
+EXAMPLES = [
+    ModelExample("cites nothing", "Was Volta Italian?", "Yes, he was Italian.", (), "unsettled"),
+    ModelExample("cites nothing about the subject", "Did the U.S. join the League of Nations?", "Yes [c1].", (_LEAGUE,), "unsettled"),
+    ModelExample("cited kind", "Is a kangaroo a reptile?", "Yes [c1].", (_KANGAROO,), "unsettled"),
+    ModelExample("cited kind", "Is a kangaroo a marsupial?", "Yes [c1].", (_KANGAROO,), "yes"),
+    ModelExample("cited passages silent", "Did Volta teach at Pavia?", "Yes [c1].", (_VOLTA,), "unsettled"),
+    ModelExample("no without the number", "Did Volta invent the electric battery in 1799?", "No [c1].", (_UNDATED,), "unsettled"),
+    ModelExample("model verdict stands", "Did Volta invent the electric battery?", "Yes [c1].", (_VOLTA,), "yes"),
+]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
 from llmwiki.read.candidates import Candidate, fill_places, quote
-from llmwiki.read.readings.core import Decision, reading
+from llmwiki.read.readings.core import Decision, Example, reading
 from llmwiki.text import stem
 from llmwiki.text.questions import question_words, has_pronoun, without_truth_frame
 
@@ -143,14 +143,14 @@ def not_about_the_subject(case: Case) -> Decision | None:
 def the_statement(case: Case) -> Decision | None:
     """A yes/no question's statement read against the sentences about its subject: the first of the statement
     readings (``registry.STATEMENT``) that decides."""
-    return case.settled if case.yes_no else None
+    return case.settled if case.yes_no and case.judged else None
 
 
 @reading("best sentences", "answer")
 def best_sentences(case: Case) -> Decision | None:
     """A question that is not yes/no: the best-ranked sentences, the first one that may lead (it holds enough of the
     question itself), each cited; ``answer_sentences`` of them, more for a question that asks for a list."""
-    if case.yes_no:
+    if case.yes_no or not any(case.may_lead):
         return None
     count = max(case.answer_sentences, case.policy.listing_sentences) if case.shape.wants_more else case.answer_sentences
     order = [index for _, index in case.ranking]
@@ -175,3 +175,20 @@ def question_refused(selection) -> Decision | None:
 def nothing_selected(selection) -> Decision | None:
     """Refused: the selector found nothing in the wiki, the sources or the datasets that matches the question."""
     return Decision(NOTHING_SELECTED + selection.readout, refused=True, reason="nothing matches the question") if selection.empty else None
+
+
+_VOLTA = ("Alessandro Volta", "Alessandro Volta was an Italian physicist. He invented the electric battery in 1800. Volta was born in Como.")
+_LIGHTHOUSE = ("Berlenga lighthouse", "The lighthouse on Berlenga Island was built in 1841 to guide ships past the rocks. Its keepers rowed out at dawn.")
+_HALE = ("Edmund Hale", "Edmund Hale was a surveyor from Bristol. He published a coastal atlas in 1791.")
+_MARSH = ("Thomas Marsh", "Thomas Marsh was a surveyor from Leeds. He published a coastal atlas in 1788.")
+_INDONESIA = ("Indonesia", "Indonesia is a republic with a presidential system. Jakarta is its capital.")
+
+# Each reading's cases: tests/test_readings.py reads each with the reading (it decides, as expected) and without it.
+EXAMPLES = [
+    Example("names absent", "Who founded Rome?", (_LIGHTHOUSE,), "refused"),
+    Example("only a pronoun", "When was he born?", (_VOLTA, _HALE), "refused"),
+    Example("too little of the question", "What colour are the shutters of the old mill painted?", (_LIGHTHOUSE,), "refused"),
+    Example("unnamed subject", "When did he publish the coastal atlas?", (_HALE, _MARSH), "refused"),
+    Example("not about the subject", "Is Berlin the capital of Indonesia?", (_INDONESIA,), "refused"),
+    Example("best sentences", "When was the lighthouse built?", (_LIGHTHOUSE,), "answered"),
+]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from llmwiki.read.candidates import quote
-from llmwiki.read.readings.core import Decision, reading
+from llmwiki.read.readings.core import Decision, Example, reading
 from llmwiki.read.readings.evidence import holds_negation, negates_in_clause, speaks_to, why_not
 
 if TYPE_CHECKING:
@@ -129,3 +129,19 @@ def _denial(case: StatementCase, item) -> Decision:
         why = "; ".join(filter(None, ("the passage contradicts it", why)))
     rules = sorted({opposition.rule for opposition in item.check.opposed})  # which rule found each opposite
     return Decision(f"No — {quote(item.candidate)} ({why})", verdict="no", reason=why + (f" (found by: {', '.join(rules)})" if rules else ""))
+
+
+_VOLTA = ("Alessandro Volta", "Alessandro Volta was an Italian physicist. He invented the electric battery in 1800. Volta was born in Como.")
+
+# Each reading's cases: tests/test_readings.py reads each with the reading (it decides, as expected) and without it.
+EXAMPLES = [
+    Example("supported", "Was Volta born in Como?", (_VOLTA,), "yes"),
+    Example("supported", "Did Volta invent the electric battery?", (_VOLTA,), "yes"),
+    Example("fact opposed", "Was Volta born in Milan?", (_VOLTA,), "no"),
+    Example("fact opposed", "Did Volta invent the battery in 1850?", (_VOLTA,), "no"),
+    Example("fact opposed", "Do penguins have many natural predators on land?",
+            (("Penguin", "Penguins have few natural predators on land. A leopard seal is a natural predator of penguins at sea."),), "no"),
+    Example("model contradiction", "Was Volta a German physicist?", (_VOLTA,), "no"),
+    Example("not settled", "Was Volta born in Como in 1745?", (_VOLTA,), "unsettled"),
+    Example("not settled", "Did Volta invent the telephone?", (_VOLTA,), "unsettled"),
+]

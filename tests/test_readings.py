@@ -1,0 +1,102 @@
+"""The readings registry: every reading named once, documented, and each example decided by its reading and
+otherwise without it. No workspace and no store: the cases are built from passages (``case.case_of_passages``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO, _shipped
+from llmwiki.policy import ANSWER_POLICY
+from llmwiki.read.readings import Decision, Step, decide, recording
+from llmwiki.read.readings import comparisons, model, refusals, statements
+from llmwiki.read.readings.case import case_of_passages
+from llmwiki.read.readings.core import Reading
+from llmwiki.read.readings.model import ModelCase
+from llmwiki.read.readings.registry import ANSWER, LISTS, MODEL, STATEMENT, every_reading
+
+ANSWER_EXAMPLES = [*refusals.EXAMPLES, *comparisons.EXAMPLES, *statements.EXAMPLES]
+
+
+class _Models:
+    """The shipped verifier; no ranker and no sentence embedder (the hand ranking alone)."""
+
+    ranker = None
+    similarity = None
+
+    @property
+    def verifier(self):
+        from llmwiki.config import VerificationConfig
+
+        return _shipped("nli", VerificationConfig().int8)
+
+
+def _answer(example, *, without: Reading | None = None) -> Decision | None:
+    case = case_of_passages(example.question, example.passages, services=_Models(), policy=ANSWER_POLICY)
+    if without is not None:
+        case.statement_readings = [item for item in STATEMENT if item is not without]
+    return decide([item for item in ANSWER if item is not without], case)
+
+
+def _named(name: str) -> Reading:
+    return next(item for item in every_reading() if item.name == name)
+
+
+def test_every_reading_has_one_name_a_kind_and_a_docstring():
+    readings = every_reading()
+    assert len({item.name for item in readings}) == len(readings)
+    for item in readings:
+        assert item.kind in {"refusal", "kind", "comparison", "yes/no", "answer", "model check"}, item
+        assert len(item.summary.split()) >= 8, f"{item.name}: say in its docstring what kind of case it reads"
+    assert {item.name for items in LISTS.values() for item in items} == {item.name for item in readings}
+
+
+@pytest.mark.parametrize("example", ANSWER_EXAMPLES, ids=lambda example: f"{example.reading}: {example.question}")
+def test_each_example_is_decided_by_its_reading_and_otherwise_without_it(example):
+    decided = _answer(example)
+    assert (decided.by, decided.outcome) == (example.reading, example.expected), decided.steps
+    assert decided.steps[-1] == Step(decided.by, decided.outcome, decided.reason)  # the trail ends with the decision
+    without = _answer(example, without=_named(example.reading))
+    assert without is None or (without.by, without.outcome) != (example.reading, example.expected)
+    assert without is None or without.outcome != example.expected or without.text != decided.text
+
+
+@pytest.mark.parametrize("example", model.EXAMPLES, ids=lambda example: f"{example.reading}: {example.question}")
+def test_each_model_check_example_is_decided_by_its_check_and_otherwise_without_it(example):
+    case = ModelCase(example.question, example.reply, example.cited, policy=ANSWER_POLICY)
+    decided = decide(MODEL, case)
+    assert (decided.by, decided.outcome) == (example.reading, example.expected), decided.steps
+    without = decide([item for item in MODEL if item.name != example.reading], ModelCase(example.question, example.reply, example.cited, policy=ANSWER_POLICY))
+    assert without is None or (without.by, without.outcome) != (example.reading, example.expected)
+
+
+def test_every_reading_of_the_answer_lists_has_an_example_or_says_why_not():
+    covered = {example.reading for example in (*ANSWER_EXAMPLES, *model.EXAMPLES)}
+    # Readings no small example reaches: they need a sentence embedder or the answer ranker (about something else,
+    # few words), a question about the wiki or a selection with no prose (the wiki as a whole, nothing to quote),
+    # or a model reading the shipped one does not give on short passages (the rest): bench/readings.py counts them.
+    unreached = {"question refused", "nothing selected", "the wiki as a whole", "nothing to quote", "about something else", "few words, no answer",
+                 "the statement", "comparison both ways", "negation probe on a yes", "another event", "contested yes", "negation probe"}
+    assert {item.name for item in every_reading()} - covered == unreached
+
+
+def test_recording_reads_every_reading_past_the_decision_and_leaves_the_answer_as_it_is():
+    example = statements.EXAMPLES[2]  # "Was Volta born in Milan?": fact opposed
+    plain = _answer(example)
+    with recording() as recorded:
+        again = _answer(example)
+    assert (again.by, again.verdict, again.text) == (plain.by, plain.verdict, plain.text)
+    answer_list = next(item for item in recorded if item.list_name == "")
+    names = [name for name, _ in answer_list.decisions]
+    assert names == [item.name for item in ANSWER]  # every reading read, also past the one that decided
+    assert answer_list.decisions[answer_list.first][1].by == "fact opposed"
+
+
+def test_the_readings_page_lists_every_reading_in_order():
+    from llmwiki.reference import readings_page
+
+    page = (REPO / "docs" / "readings.md").read_text(encoding="utf-8")
+    assert page == readings_page(), "docs/readings.md is stale: run python -m llmwiki.reference"
+    for item in every_reading():
+        assert f"`{item.name}`" in page, item.name
+    positions = [page.index(f"`{item.name}`") for item in STATEMENT]
+    assert positions == sorted(positions)  # in the order they are read
