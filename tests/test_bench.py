@@ -189,20 +189,23 @@ def test_bench_mcp_latency_runs_on_the_sample_workspace():
     assert set(rows) == {"search", "ask", "verify_text"} and all(float(row[1]) > 0 for row in rows.values())
 
 
-def test_bench_readings_runs_on_a_tiny_pool(tmp_path):
+def test_bench_readings_runs_on_a_tiny_pool_and_wice(tmp_path):
     import gzip
 
     pairs = [
         {"p": "A kangaroo is a marsupial from the family Macropodidae.", "h": "A kangaroo is a reptile.", "y": 2},
         {"p": "A kangaroo is a marsupial from the family Macropodidae.", "h": "A kangaroo is a mammal.", "y": 0},
-        {"p": "He was the only sitting U.S. President to visit the country.", "h": "Other US presidents have visited the country.", "y": 2},
-        {"p": "Volta was not born in Como.", "h": "Volta was born in Como.", "y": 2},
-        {"p": "The coolest month is June, while the warmest is January.", "h": "The warmest month is June.", "y": 2},
+        {"p": "Volta was born in Como in 1745.", "h": "Volta was born in Milan.", "y": 2},
     ]
-    pool = tmp_path / "pool.jsonl.gz"
-    pool.write_bytes(gzip.compress("".join(json.dumps(pair) + "\n" for pair in pairs).encode()))
-    result = _run("readings.py", "--pool", pool, "--every", "1")
-    rows = {tuple(line.split()[:3]): line.split() for line in result.stdout.splitlines() if line.split()[:1] in (["kinds"], ["only"], ["contrast"], ["negation"])}
-    assert rows[("kinds", "no", "(WordNet)")][3] == "1" and rows[("kinds", "yes", "(WordNet)")][3] == "1"  # each pair where it belongs
-    assert rows[("only", "no", "1")] and rows[("contrast", "no", "1")] and rows[("negation", "no", "(evidence")]
-
+    (tmp_path / "nli").mkdir()
+    (tmp_path / "nli" / "pool.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(pair) + "\n" for pair in pairs).encode()))
+    (tmp_path / "wice").mkdir()
+    claim = {"label": "supported", "claim": "Volta was born in Como.", "evidence": ["(meta data) TITLE: Alessandro Volta", "Volta was born in Como in 1745."]}
+    (tmp_path / "wice" / "dev.jsonl").write_text(json.dumps(claim) + "\n", encoding="utf-8")
+    result = _run("readings.py", "--data", tmp_path, "--only", "pool,wice", "--every-pair", "1")
+    rows = {line[:34].strip(): line[34:].split() for line in result.stdout.splitlines() if line.startswith(("kind of subject", "names absent", "supported"))}
+    assert rows["kind of subject"][:5] == ["2", "/", "2", "/", "0"]  # both kangaroo pairs, both right; without it neither is
+    # Milan is in no passage, so the question is refused: wrong for a contradiction, which the answer without it gets right
+    assert rows["names absent"][:5] == ["1", "/", "0", "/", "1"]
+    assert rows["supported"][5:10] == ["1", "/", "1", "/", "0"]  # the WiCE claim, on the second corpus
+    assert "answers right (of asked)" in result.stdout and "on every corpus but s08" in result.stdout
