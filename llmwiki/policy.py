@@ -67,8 +67,6 @@ class AnswerPolicy:
     yes_no_sentences: int = 4
     # The sentences an answer gives when the question asks to list, describe or explain.
     listing_sentences: int = 3
-    # The best sentences whose subjects must agree before "he" in a question that names no one is answered.
-    whose_sentences: int = 3
     # The answer ranker (llmwiki.read.ranker): the hand ranking's best `ranked` sentences are reordered by score +
     # ranker_weight x P(holds the answer) + similarity_weight x cosine(question, sentence). S08, each set held out
     # (bench/ranker.py): the reference is in the best 12 for 0.66 of fact questions; first sentence / first two hold

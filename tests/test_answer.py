@@ -194,13 +194,6 @@ def with_sources(workspace, **texts: str):
     return workspace
 
 
-# Two pages that each say "a border with Norway": "it" in a question could be either country.
-NORWAYS_NEIGHBOURS = {
-    "finland": "# Finland\n\nFinland has a long border with Norway in the far north. Finland joined the European Union in 1995.\n",
-    "sweden": "# Sweden\n\nSweden has a border with Norway along the mountains in the west. Sweden is a constitutional monarchy.\n",
-}
-
-
 def ask_by_hand(workspace, question: str):
     """The extractive answer with the hand ranking alone: no model beyond the verifier."""
     return answer_question(workspace, question, services=services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None))
@@ -600,24 +593,18 @@ def test_a_sentence_that_overlapping_chunks_hold_twice_is_ranked_once():
     assert sorted(ranked) == [0, 2, 3] and ranked[0] == 0  # the first chunk's copy: its place in the selection counts
 
 
-def test_a_question_about_he_that_names_no_one_is_refused_when_its_words_fit_several_people(workspace):
+def test_he_beside_an_open_page_is_that_pages_subject(workspace):
     with_sources(workspace,
                  hale="# Edmund Hale\n\nEdmund Hale was a surveyor from Bristol. He published a coastal atlas in 1791. "
                       "He founded the Severn Observatory in 1802.\n",
                  marsh="# Thomas Marsh\n\nThomas Marsh was a surveyor from Leeds. He published a coastal atlas in 1788. "
                        "He mapped the moors for the county.\n")
-    ambiguous = ask_by_hand(workspace, "When did he publish the coastal atlas?")
-    assert ambiguous.refused and ambiguous.verdict is None and not ambiguous.citations
-    assert "Edmund Hale" in ambiguous.text and "Thomas Marsh" in ambiguous.text and "say who" in ambiguous.text
-    # Controls: words that fit one person only are answered, and so is a question that names its person
-    pinned = ask_by_hand(workspace, "When did he found the Severn Observatory?")
-    assert not pinned.refused and "1802" in pinned.text
-    named = ask_by_hand(workspace, "When did Marsh publish the coastal atlas?")
-    assert not named.refused and "1788" in named.text
-    # beside an open page the question is about that page's subject
-    page = next(path for path in (workspace.root / "wiki").rglob("*.md") if "marsh" in path.name)
-    beside = answer_question(workspace, "When did he publish the coastal atlas?", services=services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None), open_page=page.relative_to(workspace.root).as_posix())
-    assert not beside.refused and "1788" in beside.text.split(" [c")[0]
+    services = services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None)
+    for name, year, other in (("marsh", "1788", "1791"), ("hale", "1791", "1788")):  # each page, the other as the control
+        page = next(path for path in (workspace.root / "wiki").rglob("*.md") if name in path.name).relative_to(workspace.root).as_posix()
+        beside = answer_question(workspace, "When did he publish the coastal atlas?", services=services, open_page=page)
+        first = beside.text.split(" [c")[0]
+        assert not beside.refused and year in first and other not in first
 
 
 GHANA_BODY = ("Ghana lies on the Gulf of Guinea in West Africa. Its coast is warm and comparatively dry, while the south-west is hot and humid. "
@@ -650,17 +637,6 @@ def test_a_model_verdict_stands_only_on_a_cited_passage_about_the_subject(wiki):
     # The same reply and citation for a question about another subject: not settled, with the reason.
     assert elsewhere.verdict is None and elsewhere.text.startswith("The sources do not settle this (no passage it cites is about Nairobi)")
     assert uncited.verdict is None and "the reply cites no passage" in uncited.text
-
-
-def test_a_model_is_not_asked_a_yes_or_no_about_it_when_the_passages_are_about_different_things(workspace):
-    with_sources(workspace, **NORWAYS_NEIGHBOURS)
-    with StubServer([Reply(content="Yes, it has a border with Norway.")]) as server:
-        vague = answer_question(workspace, "Does it have a border with Norway?", services=services_for(workspace, backend=stub_backend(server)))
-        asked_vague = len(server.requests)
-        named = answer_question(workspace, "Does Finland have a border with Norway?", services=services_for(workspace, backend=stub_backend(server)))
-    # The rule the extractive answer keeps: "it" could be either country, so no model guesses which
-    assert vague.refused and vague.verdict is None and 'says "it" without saying who or what' in vague.text and asked_vague == 0
-    assert not named.refused and len(server.requests) == 1  # control: named, the model is asked
 
 
 def test_a_model_verdict_needs_a_cited_passage_that_speaks_to_the_question(wiki):
@@ -800,17 +776,6 @@ def test_a_yes_or_no_needs_the_subject_in_what_the_sentence_is_about_not_in_a_mo
     assert control.verdict == "yes" and "Goannas and other carnivorous reptiles" in control.text
     prey = ask_by_hand(workspace, "Are kangaroos preyed on by dingoes?")  # a verb's prepositional object is what it is about
     assert prey.verdict == "yes" and "Dingoes prey on kangaroos" in prey.text
-
-
-def test_a_yes_or_no_about_it_or_they_asks_what_is_meant_when_the_passages_are_about_different_things(workspace):
-    with_sources(workspace, **NORWAYS_NEIGHBOURS)
-    # The question names Norway, not what borders it; the two pages that say "border with Norway" are about two countries
-    vague = ask_by_hand(workspace, "Does it have a border with Norway?")
-    assert vague.refused and vague.verdict is None and 'says "it" without saying who or what' in vague.text and "Finland and Sweden" in vague.text.replace("Sweden and Finland", "Finland and Sweden")
-    named = ask_by_hand(workspace, "Does Finland have a border with Norway?")  # control: named, the same passages settle it
-    assert named.verdict == "yes" and "Finland has a long border with Norway" in named.text
-    one_page = ask_by_hand(workspace, "Is it a constitutional monarchy?")  # control: the words pin one page down
-    assert not one_page.refused and "constitutional monarchy" in one_page.text
 
 
 def test_a_sentence_about_someone_else_denies_nothing(workspace):

@@ -26,7 +26,7 @@ from llmwiki import prompts
 from llmwiki.pages import cited_chunk_ids
 from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
 from llmwiki.read.conversation import Conversation, condense
-from llmwiki.read.extractive import extractive_answer, unnamed_subject
+from llmwiki.read.extractive import extractive_answer
 from llmwiki.read.readings import Decision, Step, decide
 from llmwiki.read.readings.model import ModelCase
 from llmwiki.read.readings.refusals import NOT_SUPPORTED, NOTHING_SELECTED
@@ -182,11 +182,6 @@ def answer_question(
             if reply.refused or not reply.text:
                 return finish(asked(text=text, refused=True, decided_by=decided_by, steps=steps))
         else:
-            if (reason := unnamed_subject(workspace, standalone, selection, policy=policy)) is not None:  # read before the model is asked
-                text = f"{NOT_SUPPORTED} ({reason}.)"
-                if on_token is not None:
-                    on_token(text)
-                return finish(asked(text=text, refused=True, decided_by="unnamed subject", steps=(Step("unnamed subject", "refused", reason),)))
             messages = [{"role": "system", "content": prompts.SYSTEM}]
             if conversation is not None:
                 messages += conversation.reduced(keep=settings.history_messages)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from llmwiki.pages import CITATION
 from llmwiki.policy import AnswerPolicy
-from llmwiki.read.candidates import hand_ranking, selection_candidates
+from llmwiki.read.candidates import selection_candidates
 from llmwiki.read.readings import Step, decide
 from llmwiki.read.readings.case import Case
-from llmwiki.read.readings.refusals import names_absent, refusal, only_a_pronoun, too_little_of_the_question, unnamed_subject_reason
+from llmwiki.read.readings.refusals import refusal
 from llmwiki.read.readings.registry import ANSWER
 from llmwiki.read.select import Selection
 from llmwiki.services import Services
@@ -72,25 +72,3 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
     if decision.refused and tables:
         return ExtractiveReply(table_text.strip(), decided_by=decision.by, steps=decision.steps)
     return ExtractiveReply((decision.text + table_text).strip(), verdict=decision.verdict, refused=decision.refused, decided_by=decision.by, steps=decision.steps)
-
-
-def unnamed_subject(workspace: Workspace, question: str, selection: Selection, *, policy: AnswerPolicy) -> str | None:
-    """For a model backend, the extractive answer's reading on pronouns (``refusals.unnamed_subject``): why a question
-    about an unnamed he or she, or a yes/no question about "it" or "they", cannot be answered from this selection,
-    whose best sentences come from pages about different subjects; None when its words pin one down, beside an open
-    page, or when the question names its subject. Read before the model is asked: given Finland and Sweden, a model
-    answers "Does it have a border with Norway?" about whichever it takes "it" to be."""
-    from llmwiki.read.search import SearchIndex
-
-    question_shape = shape(question)
-    case = Case(question, question_shape, [], index=functools.partial(SearchIndex.for_store, workspace.store), services=None, policy=policy,
-                open_page=any(item.kind == "open_page" for item in selection.items))
-    if case.pronoun is None or case.open_page:
-        return None
-    case.candidates = selection_candidates(workspace, selection)
-    if not case.candidates:
-        return None
-    # Where the words refuse the question, every sentence may lead; else those that hold enough of it.
-    refused = any(item.read(case) is not None for item in (names_absent, only_a_pronoun, too_little_of_the_question))
-    ranking = hand_ranking(question, case.candidates, question_shape, policy=policy)
-    return unnamed_subject_reason(case.pronoun, [case.candidates[index] for _, index in ranking if refused or case.may_lead[index]], policy=policy)

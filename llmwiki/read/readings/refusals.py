@@ -7,11 +7,9 @@ or it says "he" or "it" of subjects that differ. Each says why in words the anal
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
-from llmwiki.read.candidates import Candidate, fill_places, quote
+from llmwiki.read.candidates import fill_places, quote
 from llmwiki.read.readings.core import Decision, Example, reading
 from llmwiki.text import stem
 from llmwiki.text.questions import question_words, has_pronoun, without_truth_frame
@@ -104,29 +102,6 @@ def few_words_no_answer(case: Case) -> Decision | None:
     return refusal(f"no sentence selected answers it; the question's few words{f' ({quoted})' if case.words else ''} stand in sentences about other things")
 
 
-def unnamed_subject_reason(pronoun: str, ranked: Sequence[Candidate], *, policy: AnswerPolicy = ANSWER_POLICY) -> str | None:
-    """Why a question about "he" or "she" that names no one, or a yes/no question whose subject is "it" or "they",
-    cannot be answered: the best sentences that may answer it (the first ``policy.whose_sentences``) come from pages
-    about different subjects. None when they agree (the words pin one subject down: "He founded the University of
-    Buffalo on what date?")."""
-    subjects = list(dict.fromkeys(candidate.referent for candidate in ranked[:policy.whose_sentences]))
-    if len(subjects) < 2:
-        return None
-    listed = f"{', '.join(subjects[:-1])} and {subjects[-1]}"
-    return f"it says \"{pronoun}\" without saying who or what that is, and the passages that match are about {listed}: say who or what it is about"
-
-
-@reading("unnamed subject", "refusal")
-def unnamed_subject(case: Case) -> Decision | None:
-    """Refused: the question says "he" or "she" and names no one, or a yes/no question's subject is "it" or "they",
-    and the best sentences come from pages about different subjects. Beside an open page the question is about that
-    page's subject and this is not read."""
-    if not case.pronoun or case.open_page:
-        return None
-    reason = unnamed_subject_reason(case.pronoun, [case.candidates[index] for _, index in case.ranking if case.may_lead[index]], policy=case.policy)
-    return refusal(reason) if reason else None
-
-
 @reading("not about the subject", "refusal")
 def not_about_the_subject(case: Case) -> Decision | None:
     """Refused: every sentence that matched a yes/no question is about something other than what it names: neither
@@ -180,7 +155,6 @@ def nothing_selected(selection) -> Decision | None:
 _VOLTA = ("Alessandro Volta", "Alessandro Volta was an Italian physicist. He invented the electric battery in 1800. Volta was born in Como.")
 _LIGHTHOUSE = ("Berlenga lighthouse", "The lighthouse on Berlenga Island was built in 1841 to guide ships past the rocks. Its keepers rowed out at dawn.")
 _HALE = ("Edmund Hale", "Edmund Hale was a surveyor from Bristol. He published a coastal atlas in 1791.")
-_MARSH = ("Thomas Marsh", "Thomas Marsh was a surveyor from Leeds. He published a coastal atlas in 1788.")
 _INDONESIA = ("Indonesia", "Indonesia is a republic with a presidential system. Jakarta is its capital.")
 
 # Each reading's cases: tests/test_readings.py reads each with the reading (it decides, as expected) and without it.
@@ -188,7 +162,6 @@ EXAMPLES = [
     Example("names absent", "Who founded Rome?", (_LIGHTHOUSE,), "refused"),
     Example("only a pronoun", "When was he born?", (_VOLTA, _HALE), "refused"),
     Example("too little of the question", "What colour are the shutters of the old mill painted?", (_LIGHTHOUSE,), "refused"),
-    Example("unnamed subject", "When did he publish the coastal atlas?", (_HALE, _MARSH), "refused"),
     Example("not about the subject", "Is Berlin the capital of Indonesia?", (_INDONESIA,), "refused"),
     Example("best sentences", "When was the lighthouse built?", (_LIGHTHOUSE,), "answered"),
 ]

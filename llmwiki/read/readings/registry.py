@@ -21,7 +21,6 @@ REFUSALS: list[Reading] = [
     refusals.too_little_of_the_question,
     refusals.about_something_else,
     refusals.few_words_no_answer,
-    refusals.unnamed_subject,
 ]
 
 KINDS_AND_COMPARISONS: list[Reading] = [comparisons.kind_of_subject, comparisons.comparison_in_a_sentence, comparisons.comparison_both_ways]
