@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from llmwiki.read.candidates import fill_places, quote
 from llmwiki.read.readings.core import Decision, Example, reading
 from llmwiki.text import stem
-from llmwiki.text.questions import question_words, has_pronoun, without_truth_frame
+from llmwiki.text.questions import question_words, without_truth_frame
 
 if TYPE_CHECKING:
     from llmwiki.read.readings.case import Case
@@ -47,16 +47,6 @@ def names_absent(case: Case) -> Decision | None:
     if not absent or (case.yes_no and len(absent) < len(case.names)):
         return None
     return refusal(f"no selected passage mentions {', '.join(absent)}")
-
-
-@reading("only a pronoun", "refusal")
-def only_a_pronoun(case: Case) -> Decision | None:
-    """Refused: the question holds one common word and a pronoun ("When did he become professor?"): any sentence with
-    the word would match, and nothing says who "he" is."""
-    weights = case.weights
-    if not sum(weights.values()) or len(weights) != 1 or case.names or next(iter(weights))[:1].isdigit() or not has_pronoun(case.question):
-        return None
-    return refusal(f"the question names no one: only \"{case.words[0]}\" and a pronoun; say who or what it is about")
 
 
 @reading("too little of the question", "refusal")
@@ -152,15 +142,12 @@ def nothing_selected(selection) -> Decision | None:
     return Decision(NOTHING_SELECTED + selection.readout, refused=True, reason="nothing matches the question") if selection.empty else None
 
 
-_VOLTA = ("Alessandro Volta", "Alessandro Volta was an Italian physicist. He invented the electric battery in 1800. Volta was born in Como.")
 _LIGHTHOUSE = ("Berlenga lighthouse", "The lighthouse on Berlenga Island was built in 1841 to guide ships past the rocks. Its keepers rowed out at dawn.")
-_HALE = ("Edmund Hale", "Edmund Hale was a surveyor from Bristol. He published a coastal atlas in 1791.")
 _INDONESIA = ("Indonesia", "Indonesia is a republic with a presidential system. Jakarta is its capital.")
 
 # Each reading's cases: tests/test_readings.py reads each with the reading (it decides, as expected) and without it.
 EXAMPLES = [
     Example("names absent", "Who founded Rome?", (_LIGHTHOUSE,), "refused"),
-    Example("only a pronoun", "When was he born?", (_VOLTA, _HALE), "refused"),
     Example("too little of the question", "What colour are the shutters of the old mill painted?", (_LIGHTHOUSE,), "refused"),
     Example("not about the subject", "Is Berlin the capital of Indonesia?", (_INDONESIA,), "refused"),
     Example("best sentences", "When was the lighthouse built?", (_LIGHTHOUSE,), "answered"),

@@ -17,7 +17,6 @@ SELECTION: list[Reading] = [refusals.question_refused, refusals.nothing_selected
 REFUSALS: list[Reading] = [
     refusals.nothing_to_quote,
     refusals.names_absent,
-    refusals.only_a_pronoun,
     refusals.too_little_of_the_question,
     refusals.about_something_else,
     refusals.few_words_no_answer,
