@@ -50,14 +50,6 @@ class AnswerPolicy:
     # 0.890, on no 0.423 -> 0.479), off-topic questions given a verdict 11 -> 6; this rule alone: 6 right noes, 3 wrong.
     # bench/refusals.py --every 2 before and after the three: S08 folds balanced 0.654 -> 0.687, off-topic verdicts 5 -> 4.
     negation_entailment: float = 0.5
-    # A question of one or two words that carry weight is answered only when the answer ranker gives some sentence
-    # that may lead P(holds the answer) >= min_answer_p. S08, each answerable question scored by a ranker trained
-    # without its set: off-topic refused 0.847 -> 0.888, answerable refused 0.035 -> 0.041.
-    few_terms: int = 2
-    min_answer_p: float = 0.15
-    # No sentence of the hand ranking's best `ranked` within this cosine of the question: refused. S08 scratch sweep
-    # (int8 MiniLM): every value from 0.28 to 0.33 refuses the same off-topic questions (0.888 -> 0.908).
-    min_similarity: float = 0.3
     # The selector's order as a prior in the hand ranking: prior / (1 + place). bench/qa.py: 0.551 vs 0.539 at 0.05.
     selector_prior: float = 0.5
     # Added to a sentence's hand score when it holds the kind of thing asked for (a date for "when", a name for

@@ -39,10 +39,10 @@ def test_a_stricter_policy_refuses_what_the_shipped_one_answers(tmp_path):
 
 
 def test_every_fitted_value_is_defined_once():
-    """No module outside llmwiki/policy.py assigns a name that a policy field holds in upper case (MIN_SIMILARITY = ...),
+    """No module outside llmwiki/policy.py assigns a name that a policy field holds in upper case (YES_THRESHOLD = ...),
     except as an alias of the policy's value."""
     names = {field.name.upper() for record in (AnswerPolicy, SelectPolicy, VerifyPolicy) for field in fields(record)}
-    assert "MIN_SIMILARITY" in names  # control
+    assert "YES_THRESHOLD" in names  # control
     found = []
     for path in (REPO / "llmwiki").rglob("*.py"):
         if path.name == "policy.py":

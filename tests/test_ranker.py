@@ -5,7 +5,6 @@ import pytest
 
 from llmwiki.read.answer import answer_question
 from llmwiki.read.candidates import fill_places
-from llmwiki.policy import ANSWER_POLICY
 from llmwiki.backends import ExtractiveBackend
 from llmwiki.read.ranker import (
     DEFAULT_RANKER,
@@ -77,18 +76,6 @@ def test_similarity_reorders_the_best_hand_ranked_sentences_beside_the_ranker():
     assert rerank(ranking, {}, {}) == ranking  # control: neither model, the hand ranking
 
 
-def test_an_answer_is_refused_when_no_sentence_is_close_to_the_question(wiki):
-    question = "What did Alessandro Volta stack into a pile?"
-    far = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=Near("no sentence has this")))
-    assert far.refused and far.citations == ()
-    assert "about something else" in far.text and "Alessandro Volta stacked zinc" in far.text  # the closest sentence, named
-    near = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=Near("zinc")))
-    assert not near.refused and near.text.startswith("Alessandro Volta stacked zinc")  # control: one sentence is close
-    assert not answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=None)).refused  # control: no embedder
-    yes_no = answer_question(wiki, "Did Alessandro Volta stack zinc and copper discs into a pile?", services=services_for(wiki, backend=ExtractiveBackend(), similarity=Near("no sentence has this")))
-    assert yes_no.refused and yes_no.verdict is None  # the rule holds for yes/no questions too
-
-
 def test_similarity_can_lead_the_answer(wiki):
     question = "What did Alessandro Volta stack into a pile?"
     led = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None, similarity=Near("steady current")))
@@ -104,7 +91,7 @@ def test_the_shipped_embedder_tells_a_question_about_the_sentence_from_one_about
     ranking = [(1.0, 0)]
     about = similarities(embedder, "What colours did the keeper paint the lighthouse tower?", inputs, ranking)[0]
     elsewhere = similarities(embedder, "Which river flows through the capital of Mongolia?", inputs, ranking)[0]
-    assert about >= ANSWER_POLICY.min_similarity > elsewhere
+    assert about > elsewhere + 0.2
 
 
 def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
@@ -115,18 +102,6 @@ def test_the_ranker_decides_which_sentence_leads_an_answer(wiki):
     assert ranked.text.startswith("The Voltaic Pile made a steady current")
     assert "stacked zinc" in ranked.text  # still two sentences, the hand ranking's best second
     assert all(citation.path == "sources/volta.md" for citation in ranked.citations)
-
-
-def test_a_question_of_few_words_is_refused_when_no_sentence_answers_it(wiki):
-    question = "What grazes on kelp?"  # two words, both in "Sea urchins graze on kelp." and other kelp sentences
-    refused = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=Keyword("no sentence has this")))
-    assert refused.refused and refused.citations == ()
-    assert "few words" in refused.text and '"grazes"' in refused.text and '"kelp"' in refused.text
-    answered = answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=Keyword("urchins")))  # control: one answers it
-    assert not answered.refused and answered.text.startswith("Sea urchins graze on kelp")
-    assert not answer_question(wiki, question, services=services_for(wiki, backend=ExtractiveBackend(), ranker=None)).refused  # control: no ranker, no such rule
-    more = answer_question(wiki, "When do divers study the kelp forest?", services=services_for(wiki, backend=ExtractiveBackend(), ranker=Keyword("no sentence has this")))
-    assert not more.refused  # control: a question of more words is answered on its words alone
 
 
 def test_yes_no_questions_are_not_reranked(wiki):

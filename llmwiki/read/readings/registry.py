@@ -18,8 +18,6 @@ REFUSALS: list[Reading] = [
     refusals.nothing_to_quote,
     refusals.names_absent,
     refusals.too_little_of_the_question,
-    refusals.about_something_else,
-    refusals.few_words_no_answer,
 ]
 
 KINDS_AND_COMPARISONS: list[Reading] = [comparisons.kind_of_subject, comparisons.comparison_in_a_sentence, comparisons.comparison_both_ways]
