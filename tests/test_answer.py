@@ -896,34 +896,6 @@ KANGAROO = ("# Kangaroo\n\nA kangaroo is a marsupial from the family Macropodida
             "Australia. Kangaroos are often kept in wildlife parks for visitors.\n")
 
 
-def test_a_question_on_what_kind_of_thing_its_subject_is_is_settled_by_what_the_sources_say_it_is(workspace):
-    with_sources(workspace, kangaroo=KANGAROO)
-    no = ask_by_hand(workspace, "Is a kangaroo a reptile?")  # the sources never say "reptile": WordNet relates the kinds
-    assert no.verdict == "no" and "A kangaroo is a marsupial" in no.text and "a marsupial is not a reptile" in no.text
-    yes = ask_by_hand(workspace, "Is a kangaroo a mammal?")  # control: the kind it is a kind of
-    assert yes.verdict == "yes" and "a marsupial is a kind of mammal" in yes.text
-    unrelated = ask_by_hand(workspace, "Are kangaroos pets?")  # "pet" is no taxon: nothing is read from WordNet
-    assert "WordNet" not in unrelated.text
-
-
-def test_a_kind_is_read_only_from_a_sentence_about_the_question_s_subject(workspace):
-    with_sources(workspace, wallaby="# Wallaby\n\nA wallaby is a marsupial from the family Macropodidae. Wallabies graze in Australia, "
-                                    "as a kangaroo does.\n")
-    other = ask_by_hand(workspace, "Is a kangaroo a reptile?")  # the same sentence with the subject replaced
-    assert other.verdict is None and "WordNet" not in other.text
-    control = ask_by_hand(workspace, "Is a wallaby a reptile?")
-    assert control.verdict == "no" and "a marsupial is not a reptile" in control.text
-
-
-def test_a_kind_said_with_an_opposite_adjective_answers_no_and_with_the_same_one_yes(workspace):
-    with_sources(workspace, otter="# Otter\n\nOtters are amphibious (or in one case aquatic) carnivorous mammals. Otters live near "
-                                  "rivers and coasts.\n")
-    no = ask_by_hand(workspace, "Are otters herbivores?")
-    assert no.verdict == "no" and "(carnivorous, not herbivorous)" in no.text
-    yes = ask_by_hand(workspace, "Are otters carnivores?")  # control: the adjective of the kind asked
-    assert yes.verdict == "yes" and "carnivorous mammals" in yes.text
-
-
 def test_a_model_verdict_on_what_kind_its_subject_is_is_held_to_the_cited_sentence_that_says_what_it_is(workspace):
     with_sources(workspace, kangaroo=KANGAROO)
     chunk = first_chunk(workspace, "Which family is the kangaroo a marsupial from?")

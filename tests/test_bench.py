@@ -193,8 +193,8 @@ def test_bench_readings_runs_on_a_tiny_pool_and_wice(tmp_path):
     import gzip
 
     pairs = [
-        {"p": "A kangaroo is a marsupial from the family Macropodidae.", "h": "A kangaroo is a reptile.", "y": 2},
-        {"p": "A kangaroo is a marsupial from the family Macropodidae.", "h": "A kangaroo is a mammal.", "y": 0},
+        {"p": "Penguins have few natural predators on land.", "h": "Penguins have many natural predators on land.", "y": 2},
+        {"p": "Alessandro Volta invented the electric battery in 1800.", "h": "Alessandro Volta invented the electric battery.", "y": 0},
         {"p": "Volta was born in Como in 1745.", "h": "Volta was born in Milan.", "y": 2},
     ]
     (tmp_path / "nli").mkdir()
@@ -203,9 +203,9 @@ def test_bench_readings_runs_on_a_tiny_pool_and_wice(tmp_path):
     claim = {"label": "supported", "claim": "Volta was born in Como.", "evidence": ["(meta data) TITLE: Alessandro Volta", "Volta was born in Como in 1745."]}
     (tmp_path / "wice" / "dev.jsonl").write_text(json.dumps(claim) + "\n", encoding="utf-8")
     result = _run("readings.py", "--data", tmp_path, "--only", "pool,wice", "--every-pair", "1")
-    rows = {line[:34].strip(): line[34:].split() for line in result.stdout.splitlines() if line.startswith(("kind of subject", "names absent", "supported"))}
-    assert rows["kind of subject"][:5] == ["2", "/", "2", "/", "0"]  # both kangaroo pairs, both right; without it neither is
+    rows = {line[:34].strip(): line[34:].split() for line in result.stdout.splitlines() if line.startswith(("fact opposed", "names absent", "supported"))}
+    assert rows["fact opposed"][:3] == ["1", "/", "1"]  # "few" against "many": a right no
     # Milan is in no passage, so the question is refused: wrong for a contradiction, which the answer without it gets right
     assert rows["names absent"][:5] == ["1", "/", "0", "/", "1"]
-    assert rows["supported"][5:10] == ["1", "/", "1", "/", "0"]  # the WiCE claim, on the second corpus
+    assert rows["supported"][:3] == ["1", "/", "1"] and rows["supported"][5:10] == ["1", "/", "1", "/", "0"]  # the battery; the WiCE claim
     assert "answers right (of asked)" in result.stdout and "on every corpus but s08" in result.stdout

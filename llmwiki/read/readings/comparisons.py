@@ -1,8 +1,7 @@
-"""Readings of what kind a subject is and of comparisons, which the NLI model reads poorly.
+"""Readings of comparisons, which the NLI model reads poorly.
 
-The model knows little of kinds ("Otters are carnivores" entails "Otters are herbivores" at 0.92) and barely tells
-"A is older than B" from "B is older than A": these readings settle such statements from the sentences' words
-before, or beside, the model's reading.
+The model barely tells "A is older than B" from "B is older than A": these readings settle a comparison from the
+sentences' words before, or beside, the model's reading.
 """
 
 from __future__ import annotations
@@ -13,9 +12,9 @@ from typing import TYPE_CHECKING
 from llmwiki.pages import CITATION
 from llmwiki.read.candidates import quote, shown
 from llmwiki.read.readings.core import Decision, Example, reading
-from llmwiki.text import CLAUSE_BREAK, DETERMINERS, FORMS_OF_BE, OPENING_PRONOUNS, alternation, stem, tokens
+from llmwiki.text import CLAUSE_BREAK, DETERMINERS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
-from llmwiki.text.questions import question_words, debracket, kind_asked, kind_verdict
+from llmwiki.text.questions import question_words
 
 if TYPE_CHECKING:
     from llmwiki.read.readings.case import Case
@@ -89,31 +88,6 @@ def _agreement(statement: str, text: str) -> int:
 
 
 
-@reading("kind of subject", "kind")
-def kind_of_subject(case: Case) -> Decision | None:
-    """A yes/no statement that says only what kind of thing its subject is ("A kangaroo is a reptile."), settled by
-    the sentences that open by saying what it is (``questions.kind_verdict``: "A kangaroo is a marsupial from the
-    family Macropodidae", and WordNet's kinds).
-
-    None where no sentence settles it or sentences disagree. Read before the refusals: "Is a kangaroo a reptile?"
-    of sources that never say "reptile" is answered by a sentence saying what a kangaroo is."""
-    if not case.yes_no or kind_asked(case.statement, case.subject) is None:
-        return None
-    found: dict[str, tuple] = {}
-    for candidate in case.candidates:
-        words = candidate.sentence.split()
-        text = candidate.sentence
-        if len(words) > 1 and words[0].lower() in OPENING_PRONOUNS and words[1].lower() in FORMS_OF_BE:
-            text = debracket(shown(candidate))  # "They are marsupials" about kangaroos
-        if (settled := kind_verdict(case.statement, case.subject, text)) is not None:
-            found.setdefault(settled[0], (candidate, settled[1]))
-    if len(found) != 1:
-        return None
-    verdict, (candidate, why) = next(iter(found.items()))
-    return Decision(f"{'Yes' if verdict == 'yes' else 'No'} — {quote(candidate)}{f' ({why})' if why else ''}", verdict=verdict,
-                    reason=why or f"the sentence says what {' '.join(case.subject)} is")
-
-
 @reading("comparison in a sentence", "comparison")
 def comparison_in_a_sentence(case: Case) -> Decision | None:
     """A comparison ("Is A older than B?") settled by the best-ranked sentence that puts its two sides around "than"
@@ -171,8 +145,6 @@ def comparison_both_ways(case: Case) -> Decision | None:
 
 # Each reading's cases: tests/test_readings.py reads each with the reading (it decides, as expected) and without it.
 EXAMPLES = [
-    Example("kind of subject", "Is a kangaroo a reptile?",
-            (("Kangaroo", "The kangaroo is a marsupial from the family Macropodidae. Kangaroos live in Australia."),), "no"),
     Example("comparison in a sentence", "Is the Asian elephant larger than the African elephant?",
             (("Elephant", "The Asian elephant is smaller than the African elephant. Elephants eat grass and bark."),), "no"),
     Example("comparison in a sentence", "Is the African elephant larger than the Asian elephant?",

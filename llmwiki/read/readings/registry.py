@@ -3,7 +3,7 @@
 ``SELECTION`` is read on every question before any backend answers; ``ANSWER`` on the extractive backend's
 candidate sentences (``case.Case``), where a yes/no question's statement is read by ``STATEMENT``
 (``case.StatementCase``); ``MODEL`` holds a model's yes or no to the evidence rule (``model.ModelCase``).
-``REFUSALS`` and ``KINDS_AND_COMPARISONS`` name the groups ``ANSWER`` is made of. ``docs/readings.md`` is generated
+``REFUSALS`` and ``COMPARISONS`` name the groups ``ANSWER`` is made of. ``docs/readings.md`` is generated
 from these lists (``python -m llmwiki.reference``), with each reading's figures from ``bench/readings.py``.
 """
 
@@ -20,7 +20,7 @@ REFUSALS: list[Reading] = [
     refusals.too_little_of_the_question,
 ]
 
-KINDS_AND_COMPARISONS: list[Reading] = [comparisons.kind_of_subject, comparisons.comparison_in_a_sentence, comparisons.comparison_both_ways]
+COMPARISONS: list[Reading] = [comparisons.comparison_in_a_sentence, comparisons.comparison_both_ways]
 
 STATEMENT: list[Reading] = [
     statements.negation_probe_on_yes,
@@ -35,7 +35,6 @@ STATEMENT: list[Reading] = [
 
 ANSWER: list[Reading] = [
     refusals.the_wiki_as_a_whole,
-    comparisons.kind_of_subject,  # before the refusals: "Is a kangaroo a reptile?" of sources that never say "reptile"
     *REFUSALS,
     comparisons.comparison_in_a_sentence,  # before the model is asked, which barely tells the two orders apart
     refusals.not_about_the_subject,
