@@ -39,17 +39,6 @@ class AnswerPolicy:
     # facts it lacks (evidence.speaks_to). Half, set by reading, not swept: measured once on the S08 folds with the
     # subject rule (bench/refusals.py, README: off-topic verdicts 13 -> 4, yes/no balanced 0.685 -> 0.654).
     no_relation_share: float = 0.5
-    # A yes whose sentence negates what the statement says in one of its clauses (evidence.negates_in_clause) stands
-    # only when the sentence gives the statement negated ("Beetles can not be found in polar regions") P(entailment)
-    # below this or below the statement's own; else the answer is no. The NLI model misses many a "not" and "no": to it
-    # "Beetles can be found in almost all habitats, but are not known to occur in ... the polar regions" entails the
-    # statement (0.97), and the negation as well (0.98). The model's own decision point, not swept. Measured on the
-    # S08 folds (all 472 yes/no-shaped questions, each asked of the four workspaces, a scratch run of bench/refusals.py's
-    # loop) with the two rules beside it (a yes needs its sentence to speak to the statement, no_relation_share; a
-    # superlative ranked otherwise is opposed, verify.facts): yes/no balanced 0.662 -> 0.684 (right on yes 0.902 ->
-    # 0.890, on no 0.423 -> 0.479), off-topic questions given a verdict 11 -> 6; this rule alone: 6 right noes, 3 wrong.
-    # bench/refusals.py --every 2 before and after the three: S08 folds balanced 0.654 -> 0.687, off-topic verdicts 5 -> 4.
-    negation_entailment: float = 0.5
     # The selector's order as a prior in the hand ranking: prior / (1 + place). bench/qa.py: 0.551 vs 0.539 at 0.05.
     selector_prior: float = 0.5
     # Added to a sentence's hand score when it holds the kind of thing asked for (a date for "when", a name for

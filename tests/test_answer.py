@@ -15,14 +15,14 @@ from conftest import services_for
 from openai_stub import Reply, StubServer
 
 
-def _yes_no(statement, sentences, verifier, *, names, subject=(), negation=None):
+def _yes_no(statement, sentences, verifier, *, names, subject=()):
     """The statement readings (``registry.STATEMENT``) on these sentences, as the extractive answer reads them."""
     from llmwiki.policy import ANSWER_POLICY
     from llmwiki.read.readings import decide
     from llmwiki.read.readings.case import StatementCase
     from llmwiki.read.readings.registry import STATEMENT
 
-    return decide(STATEMENT, StatementCase(statement, sentences, verifier, names=names, subject=subject, negation=negation, policy=ANSWER_POLICY))
+    return decide(STATEMENT, StatementCase(statement, sentences, verifier, names=names, subject=subject, policy=ANSWER_POLICY))
 
 
 def stub_backend(server):
@@ -334,17 +334,6 @@ def test_a_refusal_lists_the_question_s_missing_words_not_its_truth_frame(physic
     assert framed.refused and "sailboats" in framed.text and "true" not in framed.text.split("(", 1)[1]  # the frame asks nothing about "true"
 
 
-def test_a_question_naming_no_one_is_refused_with_what_to_add(physics):
-    vague = answer_question(physics, "When was he born?", services=services_for(physics, backend=ExtractiveBackend()))
-    assert vague.refused and "names no one" in vague.text and "born" in vague.text
-    named = answer_question(physics, "When was Becquerel born?", services=services_for(physics, backend=ExtractiveBackend()))  # control
-    assert not named.refused
-    # "Is it true that ..." frames the question; "true" is not one of its words, so this one names no one either
-    framed = answer_question(physics, "Is it true that he was born in 1852?", services=services_for(physics, backend=ExtractiveBackend()))
-    assert framed.refused and "names no one" in framed.text
-    assert answer_question(physics, "Is it true that Becquerel was born in 1852?", services=services_for(physics, backend=ExtractiveBackend())).verdict == "yes"  # control
-
-
 def test_penn_treebank_brackets_in_a_question_are_read_as_brackets(physics):
     answer = answer_question(physics, "Was Becquerel -LRB- a physicist -RRB- born in Paris?", services=services_for(physics, backend=ExtractiveBackend()))
     assert answer.verdict == "yes" and "LRB" not in answer.text
@@ -480,54 +469,6 @@ def test_a_sentence_as_close_that_the_model_reads_as_contradicting_it_more_than_
     strong = _Candidate("Wilson supported the committee system in 1885.", 3, 0, "", "Woodrow Wilson")
     control = _yes_no(statement, [strong, against], Reads(0.6), names=frozenset({"wilson"}), subject=("Wilson",))
     assert control.verdict == "yes" and "1885" in control.text  # control: the support is stronger than the contradiction
-
-
-def test_a_sentence_that_supports_the_statement_negated_better_answers_no():
-    import numpy as np
-
-    from llmwiki.read.candidates import Candidate as _Candidate
-
-    class MissesNegation:  # a stand-in model that reads a sentence with "no" as entailing both the statement and its negation
-        name = "stand-in"
-
-        def score(self, premises, hypotheses):
-            return np.array([[0.9 if " not " in hypothesis else 0.6, 0.3, 0.1] if " no " in premise or " neither " in premise
-                             else [0.1 if " not " in hypothesis else 0.9, 0.05, 0.05] for premise, hypothesis in zip(premises, hypotheses)])
-
-    statement, negation = "The mother cares for the young.", "The mother does not care for the young."
-    denying = _Candidate("In this family there are no known species wherein the mother cares for the young.", 1, 0, "", "Sea turtle")
-    reply = _yes_no(statement, [denying], MissesNegation(), names=frozenset(), subject=("mother",), negation=negation)
-    assert reply.verdict == "no" and "no known species" in reply.text and "does not care" in reply.text
-    assert _yes_no(statement, [denying], MissesNegation(), names=frozenset(), subject=("mother",)).verdict == "yes"  # the model alone says yes
-    caring = _Candidate("In this family the mother cares for the young until they can swim.", 2, 0, "", "Sea turtle")
-    control = _yes_no(statement, [caring], MissesNegation(), names=frozenset(), subject=("mother",), negation=negation)
-    assert control.verdict == "yes" and "until they can swim" in control.text
-    # a negation in another clause is about something else: the model's yes stands
-    swimmer = _Candidate("An elephant is a good swimmer, but it can neither trot, jump, nor gallop.", 3, 0, "", "Elephant")
-    elsewhere = _yes_no("Elephants are good swimmers.", [swimmer], MissesNegation(), names=frozenset(), subject=("elephants",),
-                        negation="Elephants are not good swimmers.")
-    assert elsewhere.verdict == "yes"
-
-
-def test_a_negated_statement_that_its_sentence_negates_alike_is_a_yes():
-    import numpy as np
-
-    from llmwiki.read.candidates import Candidate as _Candidate
-
-    class MissesNot:  # a stand-in model that reads a hypothesis without its "not" better, whatever the premise says
-        name = "stand-in"
-
-        def score(self, premises, hypotheses):
-            return np.array([[0.55, 0.35, 0.1] if " not " in hypothesis else [0.8, 0.15, 0.05] for hypothesis in hypotheses])
-
-    statement = "The scientific community did not reserve great attention to his theory."
-    negation = "The scientific community did reserve great attention to his theory."
-    alike = _Candidate("The scientific community did not reserve great attention to his theory, so it was not accepted.", 1, 0, "", "Amedeo Avogadro")
-    reply = _yes_no(statement, [alike], MissesNot(), names=frozenset(), subject=("community",), negation=negation)
-    assert reply.verdict == "yes" and "did not reserve" in reply.text  # both negate "reserve": the model's missed "not" is not asked
-    unlike = _Candidate("The scientific community reserved great attention to his theory at once.", 2, 0, "", "Amedeo Avogadro")
-    control = _yes_no(statement, [unlike], MissesNot(), names=frozenset(), subject=("community",), negation=negation)
-    assert control.verdict == "no"  # control: the sentence does not negate what the statement does
 
 
 def test_the_model_reads_a_sentence_as_the_answer_shows_it():
@@ -864,32 +805,6 @@ def test_the_models_contradiction_is_no_no_where_the_sentence_leaves_out_the_sta
     assert silent.verdict is None and silent.text.startswith("The sources do not settle this")
     control = answer_question(workspace, "Was the Kelso Mill powered by steam?", services=services)  # every name and number there
     assert control.verdict == "no" and "(the passage contradicts it)" in control.text
-
-
-class _ReadsNot:
-    """The shipped verifier's name (and so its calibration) with a model that reads a "not" as a model trained on
-    flipped pairs does: every negated hypothesis entailed, every other one neutral."""
-
-    def __init__(self, verifier):
-        self.name = verifier.name
-
-    def score(self, premises, hypotheses):
-        import numpy as np
-
-        return np.array([[0.9, 0.05, 0.05] if " not " in hypothesis else [0.05, 0.9, 0.05] for hypothesis in hypotheses])
-
-
-def test_a_sentence_the_model_reads_as_supporting_the_statement_negated_answers_no(workspace):
-    with_sources(workspace, indonesia="# Indonesia\n\nIndonesia is a republic with a presidential system. Jakarta is its capital.\n",
-                 mill="# Kelso Mill\n\nThe Kelso Mill was powered by water wheels on the river.\n")
-    shipped = services_for(workspace).verifier
-    services = services_for(workspace, backend=ExtractiveBackend(), ranker=None, similarity=None, verifier=_ReadsNot(shipped))
-    no = answer_question(workspace, "Is Indonesia a monarchy with a presidential system?", services=services)
-    assert no.verdict == "no" and 'it supports "Indonesia is not a monarchy' in no.text
-    silent = answer_question(workspace, "Was the Kelso Mill powered by water wheels in 1921?", services=services)  # the year left out
-    assert silent.verdict is None and silent.text.startswith("The sources do not settle this")
-    shipped_reading = ask_by_hand(workspace, "Is Indonesia a monarchy with a presidential system?")  # control: the shipped model's reading
-    assert shipped_reading.verdict is None
 
 
 KANGAROO = ("# Kangaroo\n\nA kangaroo is a marsupial from the family Macropodidae. Kangaroos are large animals that graze on grass in "

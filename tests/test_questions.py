@@ -10,7 +10,6 @@ from llmwiki.text.questions import (
     last_person,
     names_a_title,
     names_subject,
-    negated_statement,
     opens_with_pronoun,
     question_subject,
     rank_sentences,
@@ -90,18 +89,6 @@ def test_a_subject_without_a_name_is_found_by_the_parse(monkeypatch):
     assert to_statement("Was Wilson president of the Association in 1910?") == "Wilson was president of the Association in 1910."  # a name: no parse needed
     monkeypatch.setattr(parsing, "pipeline", lambda: None)  # without the parse, the word rules alone: the first word
     assert to_statement("Is polar bear a mammal?") == "Polar is bear a mammal."
-
-
-def test_a_yes_no_question_negated_is_what_a_no_would_say():
-    assert negated_statement("Did Grover Cleveland support women's suffrage?") == "Grover Cleveland did not support women's suffrage."
-    assert negated_statement("Is Indonesia a monarchy?") == "Indonesia is not a monarchy."
-    assert negated_statement("Can beetles be found in polar regions?") == "Beetles can not be found in polar regions."
-    assert negated_statement("Are there many Roma in Romania?") == "There are not many Roma in Romania."
-    # None where there is nothing to negate by this rule: negated already, or a statement framed whole
-    assert negated_statement("Does the mother care for the young?") == "The mother does not care for the young."  # by the parse: where the verb starts
-    assert negated_statement("Did Fillmore not turn down the honor?") == "Fillmore did turn down the honor."  # a no to a negated question
-    assert negated_statement("Isn't Paris in France?") is None
-    assert negated_statement("Is it true that otters eat urchins?") is None and negated_statement("Who built the castle?") is None
 
 
 def test_the_head_noun_of_what_and_which_questions():

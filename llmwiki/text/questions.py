@@ -280,29 +280,6 @@ def to_statement(question: str) -> str:
     return _sentence([*subject, *verb, *remainder])
 
 
-def negated_statement(question: str) -> str | None:
-    """The statement a yes/no question asks about, negated: "Did Cleveland support women's suffrage?" -> "Cleveland
-    did not support women's suffrage."; "Is Indonesia a monarchy?" -> "Indonesia is not a monarchy.". None when the
-    question is negated already ("Isn't ...", "Did X not ...") or does not open with an auxiliary ("Is it true that S?"
-    is asked as S, whose verb this does not find). What a "no" would say: a sentence may support it better than it
-    supports the statement, where an NLI model misses the negation it holds ("Beetles ... are not known to occur in the
-    polar regions")."""
-    parts = _statement_parts(question)  # None for "Is it true that S?": S opens with its subject
-    if parts is None or " " in parts[1]:
-        return None
-    subject, auxiliary, remainder = parts
-    if remainder[:1] and remainder[0].lower() == "not":  # "Did Fillmore not turn down the honor?": a no says he did
-        return _sentence([*subject, auxiliary, *remainder[1:]])
-    if any(word.lower() in NEGATIONS for word in remainder):
-        return None
-    if auxiliary in FORMS_OF_DO:  # where "not" goes is where the verb starts: "The mother does not care", not "The mother care does not"
-        words = question.strip().rstrip("?").split()
-        verb = parsing.verb_word(question.strip())
-        if verb is not None and 1 < verb < len(words):
-            return _sentence([*words[1:verb], auxiliary, "not", *words[verb:]])
-    return _sentence([*subject, auxiliary, "not", *remainder])
-
-
 # Nouns that name a group rather than what its members are: "a group of aquatic, flightless birds" says birds.
 _GROUP_NOUNS = frozenset({"group", "kind", "type", "sort", "species", "genus", "family", "member", "members", "one", "order", "class", "variety", "breed", "form"})
 _WORDS_AND_MARKS = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*|[^\w\s]")  # "air-breathing" is one word

@@ -23,7 +23,6 @@ from llmwiki.text.questions import (
     QUESTION_FRAME,
     question_words,
     debracket,
-    negated_statement,
     pronoun_subject,
     question_names,
     question_subject,
@@ -36,13 +35,12 @@ from llmwiki.text.questions import (
 class StatementCase:
     """A yes/no statement and the sentences about its subject (best first), each scored once: the calibrated score,
     the model's P(entailment) and P(contradiction) and the fact check (``Judged``). What the statement readings
-    (``readings.statements``) read. negation: the statement negated (``questions.negated_statement``), or None."""
+    (``readings.statements``) read."""
 
     def __init__(self, statement: str, sentences: Sequence[Candidate], verifier, *, names: frozenset[str], subject: Sequence[str] = (),
-                 negation: str | None = None, policy: AnswerPolicy):
+                 policy: AnswerPolicy):
         self.statement, self.sentences, self.verifier = statement, list(sentences), verifier
-        self.names, self.subject, self.negation, self.policy = names, tuple(subject), negation, policy
-        self._negation_scores: dict[tuple[int, ...], list[float]] = {}
+        self.names, self.subject, self.policy = names, tuple(subject), policy
 
     @functools.cached_property
     def judged(self) -> list[Judged]:
@@ -127,13 +125,6 @@ class StatementCase:
         best = self.best
         return (best.score >= self.policy.yes_threshold and not self.opposed and self.contested is None and not self.replaced
                 and (not self.relation or holds_relation(self.relation, about_text(best.candidate), self.policy)))
-
-    def negation_entailments(self, items: tuple[Judged, ...]) -> list[float]:
-        """The model's P(entailment) of the statement negated by each sentence, read once per set of sentences."""
-        key = tuple(id(item) for item in items)
-        if key not in self._negation_scores:
-            self._negation_scores[key] = [float(row[0]) for row in self.verifier.score([item.premise for item in items], [self.negation] * len(items))]
-        return self._negation_scores[key]
 
 
 class Case:
@@ -298,7 +289,7 @@ class Case:
         from llmwiki.read.readings.registry import STATEMENT
 
         case = StatementCase(self.statement, self.judged[:self.policy.yes_no_sentences], self.services.verifier, names=self.fact_names,
-                             subject=self.subject, negation=negated_statement(self.question), policy=self.policy)
+                             subject=self.subject, policy=self.policy)
         return decide(self.statement_readings or STATEMENT, case, list_name="statement")
 
     @functools.cached_property

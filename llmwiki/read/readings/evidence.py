@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
 from llmwiki.read.candidates import Candidate, shown
-from llmwiki.text import CLAUSE_BREAK, NEGATIONS, stem, tokens
+from llmwiki.text import NEGATIONS, stem, tokens
 from llmwiki.text import parsing
 from llmwiki.text.facts import FactCheck
 from llmwiki.text.lexicon import default_lexicon
@@ -95,13 +95,6 @@ def holds_relation(relation: set[str], text: str, policy: AnswerPolicy = ANSWER_
 
 def holds_negation(text: str) -> bool:
     return any(word.lower() in NEGATIONS for word in tokens(text))  # tokens() reads "n't" as "not"
-
-
-def negates_in_clause(sentence: str, relation: set[str], policy: AnswerPolicy = ANSWER_POLICY) -> bool:
-    """Whether a clause of the sentence holds a negation and ``policy.no_relation_share`` of what the statement says
-    of its subject (``relation_of``): "Beetles ... are not known to occur in the sea or in the polar regions" negates
-    "polar regions", where the model reads the sentence as entailing "Beetles can be found in polar regions"."""
-    return bool(relation) and any(holds_negation(clause) and holds_relation(relation, clause, policy) for clause in CLAUSE_BREAK.split(sentence))
 
 
 def relation_of(statement: str, subject: Sequence[str], check: FactCheck | None = None) -> set[str]:

@@ -23,13 +23,11 @@ REFUSALS: list[Reading] = [
 COMPARISONS: list[Reading] = [comparisons.comparison_in_a_sentence, comparisons.comparison_both_ways]
 
 STATEMENT: list[Reading] = [
-    statements.negation_probe_on_yes,
     statements.supported,
     statements.another_event,
     statements.contested_yes,
     statements.fact_opposed,
     statements.model_contradiction,
-    statements.negation_probe,
     statements.not_settled,
 ]
 

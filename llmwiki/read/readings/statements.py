@@ -15,31 +15,10 @@ from typing import TYPE_CHECKING
 
 from llmwiki.read.candidates import quote
 from llmwiki.read.readings.core import Decision, Example, reading
-from llmwiki.read.readings.evidence import holds_negation, negates_in_clause, speaks_to, why_not
+from llmwiki.read.readings.evidence import speaks_to, why_not
 
 if TYPE_CHECKING:
     from llmwiki.read.readings.case import StatementCase
-
-
-@reading("negation probe on a yes", "yes/no")
-def negation_probe_on_yes(case: StatementCase) -> Decision | None:
-    """A would-be yes whose sentence reads the statement's negation differently (a negated statement against a
-    sentence whose clause on it holds no negation, or the other way round): the model may miss a "not", so the
-    statement negated is scored too, and where the sentence supports it better (``policy.negation_entailment``) the
-    answer is no.
-
-    None where both negate it ("The scientific community did not reserve great attention ...": the sentence says
-    what the statement says) or where the statement would not be a yes."""
-    if not case.would_be_yes or case.negation is None:
-        return None
-    best = case.best
-    if holds_negation(case.statement) == negates_in_clause(best.candidate.sentence, case.relation, case.policy):
-        return None
-    denied = case.negation_entailments((best,))[0]
-    if denied >= case.policy.negation_entailment and denied > best.entailment:
-        return Decision(f"No — {quote(best.candidate)} (it supports \"{case.negation}\" better than the question's statement)", verdict="no",
-                        reason=f"the sentence supports \"{case.negation}\" ({denied:.2f}) better than the statement ({best.entailment:.2f})")
-    return None
 
 
 @reading("supported", "yes/no")
@@ -96,24 +75,6 @@ def model_contradiction(case: StatementCase) -> Decision | None:
     if not case.model_denies(closest) or not speaks_to(case.statement, case.subject, closest.check, closest.candidate, policy=case.policy):
         return None
     return _denial(case, closest)
-
-
-@reading("negation probe", "yes/no")
-def negation_probe(case: StatementCase) -> Decision | None:
-    """A no: the model reads the closest (or the best) sentence as supporting the statement negated, though it reads
-    no contradiction in it ("Indonesia is a republic with a presidential system" supports "Indonesia is not a
-    monarchy ..."), under the model contradiction's conditions: it speaks to the statement and leaves none of its
-    numbers out."""
-    if case.negation is None or holds_negation(case.statement):
-        return None
-    closest, best = case.closest, case.best
-    read = [closest] if closest is best else [closest, best]
-    for item, denied in zip(read, case.negation_entailments(tuple(read))):
-        if (denied >= case.policy.negation_entailment and denied > item.entailment and not item.check.unrivalled_numbers
-                and speaks_to(case.statement, case.subject, item.check, item.candidate, policy=case.policy)):
-            return Decision(f"No — {quote(item.candidate)} (it supports \"{case.negation}\")", verdict="no",
-                            reason=f"the sentence supports \"{case.negation}\" ({denied:.2f})")
-    return None
 
 
 @reading("not settled", "yes/no")
