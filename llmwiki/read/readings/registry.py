@@ -24,7 +24,6 @@ COMPARISONS: list[Reading] = [comparisons.comparison_in_a_sentence, comparisons.
 
 STATEMENT: list[Reading] = [
     statements.supported,
-    statements.another_event,
     statements.contested_yes,
     statements.fact_opposed,
     statements.model_contradiction,

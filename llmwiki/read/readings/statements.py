@@ -32,18 +32,6 @@ def supported(case: StatementCase) -> Decision | None:
     return Decision(f"Yes — {quote(best.candidate)}", verdict="yes", reason=f"the sentence supports it (score {best.score:.2f}, entailment {best.entailment:.2f})")
 
 
-@reading("another event", "yes/no")
-def another_event(case: StatementCase) -> Decision | None:
-    """Not settled: the best sentence states every fact as given but no yes was read, while a sentence that holds as
-    many of the statement's words puts only another number in the place of one of its numbers. "Cleveland won the
-    Presidency in the 1884 election" speaks of the event asked about, "... there would not be another such election
-    until ... 2000" of another; neither decides."""
-    if not case.other_event:
-        return None
-    return Decision(f"The sources do not settle this — the closest passage: {quote(case.best.candidate)}",
-                    reason="a sentence as close states another number, of another event")
-
-
 @reading("contested yes", "yes/no")
 def contested_yes(case: StatementCase) -> Decision | None:
     """A no: a sentence that holds as many of the statement's words as the best, speaks to it, and which the model
