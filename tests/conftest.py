@@ -44,7 +44,8 @@ def pytest_configure(config):
 def pytest_generate_tests(metafunc):
     module = metafunc.module.__name__.rsplit(".", 1)[-1]
     if module in BOTH_STORES and _WORKSPACE_FIXTURES & set(metafunc.fixturenames) and not metafunc.definition.get_closest_marker("duckdb_only"):
-        metafunc.parametrize("store_kind", ["duckdb", "postgresql"], indirect=True)
+        # The PostgreSQL half starts a server: it is in the slow tier (make test-fast runs the DuckDB half alone).
+        metafunc.parametrize("store_kind", ["duckdb", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True)
 
 
 @pytest.fixture

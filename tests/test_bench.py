@@ -17,6 +17,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # servers, browsers or bench scripts in subprocesses: make test-fast leaves these out
+
 ARTICLES = {
     "set1/a1.txt": "Alessandro Volta\n\nAlessandro Volta was an Italian physicist. Volta invented the battery in 1800. He was born in Como in 1745.\n\nThe volt is named after him.\n",
     "set1/a2.txt": "Kangaroo\n\nThe kangaroo is a marsupial of Australia. Kangaroos eat grass and shrubs. A baby kangaroo is called a joey.\n",

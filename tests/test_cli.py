@@ -107,6 +107,7 @@ def _kelp_workspace(tmp_path):
     return root
 
 
+@pytest.mark.slow
 def test_hostile_arguments_get_one_line_that_names_the_fix(tmp_path):
     root = _kelp_workspace(tmp_path)
     cases = [
@@ -235,6 +236,7 @@ def test_tables_in_an_80_column_terminal_wrap_their_cells_instead_of_cutting_the
     assert piped.returncode == 0 and "…" not in piped.stdout and "Henri Becquerel" in piped.stdout
 
 
+@pytest.mark.slow
 def test_ask_prints_the_answer_without_a_library_progress_bar(tmp_path):
     root = tmp_path / "ws"
     llmwiki("init", str(root))

@@ -140,6 +140,7 @@ def _llmwiki(root, *arguments, failpoint: str | None = None):
     return subprocess.run([sys.executable, "-m", "llmwiki", *arguments, "-w", str(root)], capture_output=True, text=True, env=environment, timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["withdraw:store", "withdraw:files", "withdraw:commit"])
 def test_kill_9_during_a_withdrawal_leaves_a_consistent_workspace(reef, point):
     before_files, before_store, head = files(reef), store_state(reef), history.head(reef.root)
@@ -167,6 +168,7 @@ def test_kill_9_during_a_withdrawal_leaves_a_consistent_workspace(reef, point):
     assert "interrupted" not in again.stderr  # recovered once, for good
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["restore:files", "restore:store"])
 def test_kill_9_during_a_restore_is_carried_out_again(reef, point):
     before_files, before_store, revision = files(reef), store_state(reef), history.head(reef.root)
@@ -212,6 +214,7 @@ def test_cli_history_edit_delete_and_restore(reef, tmp_path):
     assert "otters returned" in (root / "wiki/summaries/b.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_recovery_clears_a_git_lock_left_by_a_killed_git(reef):
     before_files, head = files(reef), history.head(reef.root)
     killed = _llmwiki(reef.root, "withdraw", "sources/a.md", failpoint="withdraw:files")
@@ -223,6 +226,7 @@ def test_recovery_clears_a_git_lock_left_by_a_killed_git(reef):
     assert history.head(reef.root) == head and files(reef) == before_files
 
 
+@pytest.mark.slow
 def test_kill_9_while_ingest_writes_pages_is_rolled_back_and_the_next_ingest_finishes(reef):
     before_files, before_store, head = files(reef), store_state(reef), history.head(reef.root)
     (reef.root / "sources/c.md").write_text("# Tide pools\n\nThe Tide Pool holds anemones. Children visit the Tide Pool at low tide.\n", encoding="utf-8")

@@ -16,6 +16,8 @@ from conftest import KELP
 from llmwiki.mcp_server import ServerOptionError, http_address
 from llmwiki.publish.wiki import ingest_paths
 
+pytestmark = pytest.mark.slow  # servers, browsers or bench scripts in subprocesses: make test-fast leaves these out
+
 pytest.importorskip("mcp", reason="the mcp package is not installed (pip install -e .)")
 
 READ_TOOLS = {"search", "read_page", "list_pages", "ask", "query_dataset", "verify_text", "page_verification"}

@@ -16,6 +16,8 @@ import pytest
 
 from conftest import REPO, services_for
 
+pytestmark = pytest.mark.slow  # servers, browsers or bench scripts in subprocesses: make test-fast leaves these out
+
 NOTEBOOKS = REPO / "notebooks"
 ARTIFACTS = REPO / "test-artifacts"
 

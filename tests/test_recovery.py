@@ -60,6 +60,7 @@ def clean(tmp_path_factory):
     return _state(workspace)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["ingest:file", "ingest:stored", "generate:source", "publish:files", "publish:store"])
 def test_a_killed_ingest_is_finished_by_the_next_one(tmp_path, clean, point):
     workspace = _new(tmp_path, "ws")
@@ -75,6 +76,7 @@ def test_a_killed_ingest_is_finished_by_the_next_one(tmp_path, clean, point):
     assert _llmwiki(workspace.root, "ingest").stdout.count("Finished") == 0  # a third run has nothing left to do
 
 
+@pytest.mark.slow
 def test_lint_names_a_source_left_without_its_summary_and_the_fix(tmp_path):
     workspace = _new(tmp_path, "ws")
     killed = _llmwiki(workspace.root, "ingest", failpoint="ingest:stored")

@@ -673,6 +673,7 @@ def _tiny_pool(path):
     return path
 
 
+@pytest.mark.slow
 def test_a_training_run_cut_off_goes_on_from_its_checkpoint_to_the_same_weights(tmp_path):
     import torch
     from safetensors.torch import load_file
