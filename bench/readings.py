@@ -225,10 +225,14 @@ def main() -> None:
             print(f"{item.name:<34}" + "".join(f"{f'{t.decided[item.name]} / {t.right[item.name]} / {t.without_right[item.name]}':>22}" for t in tallies.values()))
     print(f"{'answers right (of asked)':<34}" + "".join(f"{f'{t.answers_right} of {t.asked}':>22}" for t in tallies.values()))
     others = [name for name in corpora if name != WRITTEN_ON]
-    removable = [item.name for item in every_reading() if others and item.name != "the statement" and all(
+    # No corpus here reaches these: a setting (the blacklist), a question about the wiki itself, a model's verdict (no
+    # generating backend runs offline). They are kept without figures, not removed for deciding nothing.
+    unreachable = {item.name for item in (*LISTS["selection"], *LISTS["model"])} | {"the wiki as a whole", "the statement"}
+    removable = [item.name for item in every_reading() if others and item.name not in unreachable and all(
         tallies[name].decided[item.name] == 0 or tallies[name].right[item.name] < tallies[name].without_right[item.name] for name in others)]
     print(f"decides nothing, or is right less often than the answer without it, on every corpus but {WRITTEN_ON} ({', '.join(others)}):")
     print("  " + (", ".join(removable) or "none"))
+    print(f"not reached by these corpora (a setting, a question about the wiki, a model's verdict): {', '.join(sorted(unreachable - {'the statement'}))}")
     if args.write:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
         figures = {"date": datetime.date.today().isoformat(), "commit": commit, "corpora": corpora,

@@ -114,7 +114,10 @@ def readings_page(figures_path: Path = FIGURES) -> str:
              "`bench/readings.py` wrote to `docs/readings-figures.json`; do not edit by hand.", "",
              "Every answer names the reading that decided it (`llmwiki ask --why`, `decided_by` in `--json` and MCP).",
              "Each list is read in order; the first reading that decides, decides. A reading lands only with its figures",
-             "on at least two corpora other than the one that suggested it (docs/asking.md).", ""]
+             "on at least two corpora other than the one that suggested it (docs/asking.md); one that decides nothing, or is",
+             "right less often than the answer without it, on every corpus but the one it was written on is removed.",
+             "No corpus here reaches the readings of the selection (a setting), the wiki as a whole, or a model's verdict",
+             "(no generating backend runs offline): they are kept without figures.", ""]
     if figures:
         lines += [f"Figures: {figures.get('date', '?')}, commit {figures.get('commit', '?')}. Per corpus: decided / right "
                   "(of the answers it decides, how many hold the reference) / right without it (the same answers with the "
