@@ -822,3 +822,50 @@ def test_a_model_verdict_on_what_kind_its_subject_is_is_held_to_the_cited_senten
     assert right.verdict == "no" and right.text.startswith("No, a kangaroo")
     assert wrong.verdict is None and wrong.text.startswith("The sources do not settle this (a passage it cites on what kangaroo is answers no, "
                                                            "WordNet: a marsupial is not a reptile)")
+
+
+def test_ask_why_and_json_name_the_reading_that_decided_each_kind_of_answer(workspace):
+    from click.testing import CliRunner
+
+    from llmwiki.cli import cli
+    from llmwiki.read.readings.registry import every_reading
+
+    with_sources(workspace,
+                 volta="# Alessandro Volta\n\nAlessandro Volta was an Italian physicist. He invented the electric battery in 1800. Volta was born in Como.\n",
+                 elephant="# Elephant\n\nThe Asian elephant is smaller than the African elephant. Elephants eat grass and bark.\n",
+                 kangaroo="# Kangaroo\n\nThe kangaroo is a marsupial from the family Macropodidae. Kangaroos live in Australia.\n")
+    runner = CliRunner()
+    names = {item.name for item in every_reading()}
+
+    def asked(question: str) -> dict:
+        result = runner.invoke(cli, ["ask", question, "--json", "-w", str(workspace.root)])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    cases = {"Was Volta born in Como?": ("supported", "yes"), "Was Volta born in Milan?": ("fact opposed", "no"),
+             "What battery did Faraday invent?": ("names absent", None), "Is the Asian elephant larger than the African elephant?": ("comparison in a sentence", "no")}
+    for question, (reading, verdict) in cases.items():
+        record = asked(question)
+        assert (record["decided_by"], record["verdict"]) == (reading, verdict), record
+        assert record["steps"][-1]["reading"] == reading and all(step["outcome"] == "passed" for step in record["steps"][:-1])
+    assert asked("What battery did Faraday invent?")["refused"] is True and asked("Who founded Rome?")["decided_by"] == "nothing selected"
+    kind = asked("Is a kangaroo a reptile?")  # a question on what kind its subject is: some reading decides it, and says so
+    assert kind["decided_by"] in names and kind["steps"][-1]["reading"] == kind["decided_by"]
+    why = runner.invoke(cli, ["ask", "Was Volta born in Milan?", "--why", "-w", str(workspace.root)])
+    assert why.exit_code == 0 and "Why: decided by: fact opposed" in why.output and "names absent: passed" in why.output
+    plain = runner.invoke(cli, ["ask", "Was Volta born in Milan?", "-w", str(workspace.root)])
+    assert plain.exit_code == 0 and "decided by" not in plain.output  # control: without --why the trail is not shown
+
+
+def test_a_model_answer_names_the_check_that_held_its_verdict(workspace):
+    with_sources(workspace, volta="# Alessandro Volta\n\nAlessandro Volta was an Italian physicist. He invented the electric battery in 1800.\n")
+    chunk = first_chunk(workspace, "What did Volta invent?")
+    with StubServer([Reply(content=f"Yes, Volta invented the electric battery [c{chunk}].")]) as server:
+        stands = answer_question(workspace, "Did Volta invent the electric battery?", services=services_for(workspace, backend=stub_backend(server)))
+        server.replies = [Reply(content="Yes, he did.")]
+        uncited = answer_question(workspace, "Did Volta invent the electric battery?", services=services_for(workspace, backend=stub_backend(server)))
+        server.replies = [Reply(content=f"Volta invented the battery [c{chunk}].")]
+        fact = answer_question(workspace, "What did Volta invent?", services=services_for(workspace, backend=stub_backend(server)))
+    assert (stands.decided_by, stands.verdict) == ("model verdict stands", "yes") and stands.as_json()["decided_by"] == "model verdict stands"
+    assert (uncited.decided_by, uncited.verdict) == ("cites nothing", None) and [step.reading for step in uncited.steps] == ["cites nothing"]
+    assert fact.decided_by == "model reply" and fact.steps == ()  # not yes/no: no check reads it
