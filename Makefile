@@ -34,11 +34,14 @@ demo: $(STAMP)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/llmwiki trace --workspace $(DEMO)
 	@echo "Wiki written to $(DEMO)/wiki (see $(DEMO)/wiki/index.md); go back with: llmwiki restore COMMIT -w $(DEMO)"
 
-test: $(STAMP)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest
+# Tests run on every core (at most four workers: each loads the models once).
+PYTEST := HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -n auto --maxprocesses=4
 
-# The inner loop: every test but the slow tier (browsers, benches and servers in subprocesses, killed processes).
+test: $(STAMP)
+	$(PYTEST)
+
+# The inner loop: every test but the slow tier (tests that start processes, and the PostgreSQL half).
 test-fast: $(STAMP)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 .PHONY: install demo test test-fast

@@ -163,9 +163,34 @@ HIDDEN = (TEXTS / "archive.md").read_text(encoding="utf-8")
 DATASET = (TEXTS / "harbours.md").read_text(encoding="utf-8")
 
 
+_TEMPLATES: dict[str, Path] = {}
+
+
+def from_template(name: str, workspace, build, tmp_path_factory):
+    """``build(workspace)``'s result, made once a test process on DuckDB and copied into each test's workspace folder
+    (files, git history and store file as they are: a workspace is its folder); built anew on PostgreSQL, whose
+    database a copied folder would share."""
+    from llmwiki.workspace import Workspace
+
+    if workspace.config.store.url:
+        return build(workspace)
+    if name not in _TEMPLATES:
+        template = Workspace.init(tmp_path_factory.mktemp(f"template-{name}") / "ws")
+        build(template)
+        _TEMPLATES[name] = template.root
+    root = workspace.root
+    shutil.rmtree(root)
+    shutil.copytree(_TEMPLATES[name], root, symlinks=True)
+    return Workspace.open(root)
+
+
 @pytest.fixture
-def wiki(workspace):
+def wiki(workspace, tmp_path_factory):
     """A small generated wiki: kelp and volta sources with pages, one source without pages, a dataset."""
+    return from_template("wiki", workspace, _build_wiki, tmp_path_factory)
+
+
+def _build_wiki(workspace):
     from llmwiki.publish.wiki import ingest_paths
 
     (workspace.sources_dir / "kelp.md").write_text(KELP, encoding="utf-8")
@@ -182,8 +207,12 @@ REEF_B = (TEXTS / "coast-survey.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture
-def reef(workspace):
+def reef(workspace, tmp_path_factory):
     """Two sources about the Kelp Forest, ingested with their wiki pages (one concept page shared by both)."""
+    return from_template("reef", workspace, _build_reef, tmp_path_factory)
+
+
+def _build_reef(workspace):
     from llmwiki.publish.wiki import ingest_paths
 
     (workspace.sources_dir / "a.md").write_text(REEF_A, encoding="utf-8")

@@ -10,6 +10,7 @@ def llmwiki(*args: str, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "llmwiki", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["init", "ingest", "status"])
 def test_every_command_has_help(command):
     result = llmwiki(command, "--help")
@@ -17,6 +18,7 @@ def test_every_command_has_help(command):
     assert "Usage:" in result.stdout
 
 
+@pytest.mark.slow
 def test_init_ingest_status_round_trip(tmp_path):
     root = tmp_path / "ws"
     assert llmwiki("init", str(root)).returncode == 0
@@ -32,6 +34,7 @@ def test_init_ingest_status_round_trip(tmp_path):
     assert "sources/broken.pdf: is not a readable PDF" in status.stdout
 
 
+@pytest.mark.slow
 def test_library_errors_become_one_line_without_a_traceback(tmp_path):
     result = llmwiki("status", "-w", str(tmp_path))
     assert result.returncode == 1
@@ -39,6 +42,7 @@ def test_library_errors_become_one_line_without_a_traceback(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_search_prints_the_readout_and_hits(tmp_path):
     root = tmp_path / "ws"
     llmwiki("init", str(root))
@@ -55,6 +59,7 @@ def test_search_prints_the_readout_and_hits(tmp_path):
     assert llmwiki("search", "--help").returncode == 0
 
 
+@pytest.mark.slow
 def test_ask_prints_readout_answer_citations_and_saves(tmp_path):
     root = tmp_path / "ws"
     llmwiki("init", str(root))
@@ -70,6 +75,7 @@ def test_ask_prints_readout_answer_citations_and_saves(tmp_path):
     assert agentic.returncode == 1 and "needs a generating backend" in agentic.stderr
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_the_command_quietly_with_status_0(tmp_path):
     root = tmp_path / "ws"
     llmwiki("init", str(root))
@@ -81,6 +87,7 @@ def test_a_closed_pipe_ends_the_command_quietly_with_status_0(tmp_path):
     assert control.returncode == 0 and "No documents yet" in control.stdout
 
 
+@pytest.mark.slow
 def test_a_hand_written_page_is_adopted_by_ingesting_its_workspace_path_from_anywhere(tmp_path):
     root = tmp_path / "ws"
     llmwiki("init", str(root))
@@ -131,6 +138,7 @@ def test_hostile_arguments_get_one_line_that_names_the_fix(tmp_path):
     assert answered.returncode == 0 and "[c" in answered.stdout
 
 
+@pytest.mark.slow
 def test_a_looping_link_a_dangling_link_and_deep_folders_do_not_stop_an_ingest(tmp_path):
     import os
 
@@ -181,6 +189,7 @@ def _remove_deep(top) -> None:
         path = os.path.dirname(path)
 
 
+@pytest.mark.slow
 def test_document_text_and_paths_are_printed_as_written_never_read_as_markup(tmp_path):
     root = tmp_path / "ws"
     llmwiki("init", str(root))
@@ -226,6 +235,7 @@ def _in_terminal(columns: int, *args: str) -> str:
     return output.decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_tables_in_an_80_column_terminal_wrap_their_cells_instead_of_cutting_them():
     from conftest import REPO
 

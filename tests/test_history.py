@@ -194,6 +194,7 @@ def test_consistency_check_sees_a_page_edited_behind_the_stores_back(reef):
     assert any("not committed" in problem for problem in problems)
 
 
+@pytest.mark.slow
 def test_cli_history_edit_delete_and_restore(reef, tmp_path):
     root = reef.root
     body = tmp_path / "body.md"

@@ -165,6 +165,7 @@ def test_a_bad_new_version_keeps_the_stored_content(workspace, count_tokens):
     assert workspace.store.document_by_path("sources/a.md").status == "ready"
 
 
+@pytest.mark.slow
 def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
     for batch in ("a", "b"):
         for index in range(8):
@@ -195,6 +196,7 @@ def test_two_processes_ingesting_into_one_workspace_lose_nothing(workspace):
     assert all(workspace.store.chunks(document.id) for document in documents)
 
 
+@pytest.mark.slow
 def test_a_second_ingest_waits_for_the_first_instead_of_writing_its_pages(workspace):
     import time
 

@@ -171,6 +171,7 @@ def test_without_an_nli_model_contradictions_are_skipped_and_the_report_says_so(
     assert not [finding for finding in report.findings if finding.kind == "contradiction"] and report.pairs_scored == 0
 
 
+@pytest.mark.slow
 def test_cli_lint_reports_and_fixes(planted):
     import subprocess
     import sys

@@ -169,6 +169,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_four_processes_ingesting_into_one_postgresql_store_lose_nothing(tmp_path, postgres_url):
     workspace = Workspace.init(tmp_path / "ws")
     point_at(workspace.root, postgres_url)

@@ -138,6 +138,7 @@ def built(tmp_path):
     return workspace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["truncate", "zero", "overwrite"])
 def test_a_damaged_store_gives_one_line_with_the_fix_in_every_command(built, how):
     store_file = built.store.path
@@ -151,6 +152,7 @@ def test_a_damaged_store_gives_one_line_with_the_fix_in_every_command(built, how
         open_workspace(built.root)
 
 
+@pytest.mark.slow
 def test_an_undamaged_store_opens_and_answers(built):
     """The control beside the damage tests."""
     assert _llmwiki(built.root, "status").returncode == 0
@@ -159,6 +161,7 @@ def test_an_undamaged_store_opens_and_answers(built):
     assert open_workspace(built.root).root == built.root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["truncate", "zero", "overwrite"])
 @pytest.mark.parametrize("command", ["restore", "reindex"])
 def test_restore_and_reindex_recover_a_damaged_store_on_their_own(built, how, command):
@@ -174,6 +177,7 @@ def test_restore_and_reindex_recover_a_damaged_store_on_their_own(built, how, co
     assert history.changed_since_head(built.root) == []
 
 
+@pytest.mark.slow
 def test_without_a_snapshot_the_store_is_rebuilt_from_the_files_and_the_losses_named(built):
     before = _state(built)
     shutil.rmtree(built.state_dir / "snapshots")
@@ -184,6 +188,7 @@ def test_without_a_snapshot_the_store_is_rebuilt_from_the_files_and_the_losses_n
     assert _state(Workspace.open(built.root)) == before
 
 
+@pytest.mark.slow
 def test_restore_to_a_revision_first_recovers_a_damaged_store(built):
     head = history.head(built.root)
     (built.sources_dir / "extra.md").write_text("# Extra\n\nThe Extra Reef is new. Divers like the Extra Reef.\n", encoding="utf-8")
@@ -220,6 +225,7 @@ def test_a_restore_that_fails_changes_nothing(built, monkeypatch):
     assert history.changed_since_head(built.root) == []
 
 
+@pytest.mark.slow
 def test_status_on_a_workspace_whose_store_is_missing_names_the_fix(built):
     built.store.path.unlink()
     result = _llmwiki(built.root, "status")
@@ -229,6 +235,7 @@ def test_status_on_a_workspace_whose_store_is_missing_names_the_fix(built):
     assert _llmwiki(built.root, "status").returncode == 0
 
 
+@pytest.mark.slow
 def test_a_fresh_workspace_without_a_store_is_not_called_damaged(tmp_path):
     """The control: sources dropped in, never ingested, no store yet is normal."""
     workspace = _new(tmp_path, "ws")
@@ -317,6 +324,7 @@ def _overwritten_header(path) -> None:
         handle.write(b"\xff" * 4096)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", [_truncate_to(0.1), _truncate_to(0.5), _truncate_to(0.9), _at_block_boundary, _zeroed_middle, _overwritten_header],
                          ids=["truncated-10", "truncated-50", "truncated-90", "block-boundary", "zeroed-middle", "overwritten-header"])
 def test_every_damage_the_check_reports_is_one_restore_repairs(large, tmp_path, damage):
@@ -356,6 +364,7 @@ def test_the_undamaged_large_store_is_sound_and_its_check_is_remembered(large, t
     assert store.damage() is not None and "the store is damaged" in store.damage()
 
 
+@pytest.mark.slow
 def test_an_interrupted_operation_whose_store_copy_is_unreadable_is_recovered_not_stuck(large, tmp_path):
     root = tmp_path / "ws"
     shutil.copytree(large, root)
@@ -372,6 +381,7 @@ def test_an_interrupted_operation_whose_store_copy_is_unreadable_is_recovered_no
     assert _state(Workspace.open(root)) == before and history.changed_since_head(root) == []
 
 
+@pytest.mark.slow
 def test_bytes_changed_in_place_with_size_and_time_kept_are_found_by_status_and_repaired_by_restore(large, tmp_path):
     root = tmp_path / "ws"
     shutil.copytree(large, root)

@@ -52,6 +52,7 @@ def test_an_accepted_sentence_stays_accepted_until_its_evidence_changes(wiki):
     assert stored_review(wiki, SUMMARY).sentences[0].state == "accepted" and review_queue(wiki) == []
 
 
+@pytest.mark.slow
 def test_verdicts_count_first_in_the_supported_share_and_the_gate(wiki):
     threshold = wiki.config.verification.threshold
     review = review_page(wiki, SUMMARY, services_for(wiki).verifier)
@@ -88,6 +89,7 @@ def test_bad_decisions_get_one_clear_error_and_record_nothing(wiki):
     assert [verdict.reviewer for verdict in wiki.store.verdicts(SUMMARY)] == ["ana"]
 
 
+@pytest.mark.slow
 def test_the_cli_lists_numbered_sentences_and_takes_verdicts(wiki):
     listed = _cli(wiki, "review", SUMMARY)
     assert listed.returncode == 0, listed.stderr
@@ -205,6 +207,7 @@ def test_a_changed_source_rechecks_the_pages_on_it_and_queues_what_changed(wiki)
     assert review_queue(wiki) == []  # judged: nothing waits
 
 
+@pytest.mark.slow
 def test_cli_ingest_reports_the_recheck(wiki):
     verified = _cli(wiki, "verify", "--all")
     assert verified.returncode == 0, verified.stderr
@@ -216,6 +219,7 @@ def test_cli_ingest_reports_the_recheck(wiki):
     assert quiet.returncode == 0 and "Re-check" not in quiet.stdout
 
 
+@pytest.mark.slow
 def test_watch_ingests_a_changed_source_and_stops_cleanly_on_ctrl_c(wiki):
     import signal
     import threading

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import from_template
+
 from llmwiki.ingest.sources import ingest_file
 from llmwiki.read.search import SearchIndex, search, search_cache_path
 from llmwiki.store.duckdb_store import load_fts
@@ -30,8 +32,8 @@ def build_corpus(workspace, count_tokens, docs):
 
 
 @pytest.fixture
-def corpus(workspace, count_tokens):
-    return build_corpus(workspace, count_tokens, DOCS)
+def corpus(workspace, count_tokens, tmp_path_factory):
+    return from_template("search-corpus", workspace, lambda made: build_corpus(made, count_tokens, DOCS), tmp_path_factory)
 
 
 def paths(result) -> list[str]:

@@ -88,6 +88,7 @@ def _start_holder(path, seconds):
     return holder
 
 
+@pytest.mark.slow
 def test_a_second_process_waits_for_the_lock_instead_of_crashing(tmp_path):
     path = tmp_path / "s.duckdb"
     Store(path).documents()  # create and migrate
@@ -101,6 +102,7 @@ def test_a_second_process_waits_for_the_lock_instead_of_crashing(tmp_path):
     assert time.monotonic() - started > 0.5  # it really waited for the other process
 
 
+@pytest.mark.slow
 def test_lock_held_past_the_timeout_gives_a_clear_error(tmp_path):
     path = tmp_path / "s.duckdb"
     Store(path).documents()

@@ -475,6 +475,7 @@ def test_a_clause_its_best_window_entails_is_not_scored_against_the_others(page)
     assert off.asked == unsure.asked
 
 
+@pytest.mark.slow
 def test_cli_verify_continues_past_a_failing_page_and_reports_it(page):
     import subprocess
     import sys
@@ -609,6 +610,7 @@ def test_citations_of_chunks_that_do_not_exist_are_reported_and_never_read_as_nu
     assert result.as_json(0.5)["unknown_citations"] == ["[c999999]", "[c0]", "[c-1]"]
 
 
+@pytest.mark.slow
 def test_cli_verify_in_two_processes_stores_what_one_process_would(page):
     import json
     import subprocess

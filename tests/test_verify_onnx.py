@@ -141,6 +141,7 @@ def test_the_runtime_setting_chooses_and_a_bad_one_is_refused(onnx_verifier, mon
         load_config(config)
 
 
+@pytest.mark.slow
 def test_verifying_a_page_from_the_cli_imports_neither_torch_nor_transformers(onnx_verifier, workspace_cli):
     """What start-up costs: a `llmwiki verify PAGE` under ONNX Runtime never imports torch (seconds); under torch it does."""
     root, page = workspace_cli
