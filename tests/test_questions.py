@@ -138,6 +138,32 @@ def test_an_opening_pronoun_gets_its_referent_in_brackets():
     assert opens_with_pronoun("He won the prize.") and not opens_with_pronoun("Hence the prize.")
 
 
+def _quoted(chunk_text: str, sentence: str, title: str) -> str:
+    from llmwiki.read.candidates import Candidate, quote
+
+    return quote(Candidate(sentence, 7, 0, chunk_text, title, chunk_text, chunk_text.index(sentence)))
+
+
+def test_an_answer_quotes_the_sentence_an_opening_it_points_back_at_instead_of_guessing_a_referent():
+    manual = "The x11 terminal draws plots in a window on the screen. It also has some extra icons, which explain themselves."
+    quoted = _quoted(manual, "It also has some extra icons, which explain themselves.", "Gnuplot documentation")
+    assert quoted == f"{manual} [c7]" and "[Gnuplot" not in quoted  # as written, not "[Gnuplot documentation] also has"
+    # The same "it" as the chunk's first sentence has nothing before it to quote: resolved to the title as before
+    assert _quoted("It is a marsupial of the plains.", "It is a marsupial of the plains.", "Kangaroo") == "[Kangaroo] is a marsupial of the plains. [c7]"
+    # A chain: the sentence before opens with "They" too, resolved where the passage names the title ("beetles" for
+    # "Beetle"), left as written where it does not (a manual's title is seldom what "they" means)
+    beetles = "Beetles live on every continent. They interact with their ecosystems in several ways. They often feed on fungi."
+    assert _quoted(beetles, "They often feed on fungi.", "Beetle").startswith("[Beetles] interact with their ecosystems")
+    shells = "Each shell reads its input in lines. They interact with their environment in several ways. They often read startup files."
+    assert _quoted(shells, "They often read startup files.", "Bash reference manual").startswith("They interact with their environment")
+    named = "Shells differ in syntax. They interact with their environment in several ways. They often read startup files."
+    assert _quoted(named, "They often read startup files.", "Bash reference manual").startswith("[Shells] interact")  # named just before
+    # Control: a person's "he" keeps its name in brackets, and "This" with a noun of its own is quoted as written
+    assert _quoted("Henri Becquerel was a French physicist. He won the 1903 Nobel Prize.", "He won the 1903 Nobel Prize.", "Henri Becquerel") == (
+        "[Henri Becquerel] won the 1903 Nobel Prize. [c7]")
+    assert resolve_opening_pronoun("This SystemTap script uses the tapset above.", "Instrumenting CPython") == "This SystemTap script uses the tapset above."
+
+
 def test_he_is_the_subject_of_the_sentence_before():
     assert last_person("The name comes from Captain James Cook. Cook saw the animals.") == "Cook"
     assert last_person("In 1896 Becquerel discovered radioactivity.") == "Becquerel"

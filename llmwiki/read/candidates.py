@@ -17,8 +17,8 @@ from pathlib import Path
 from llmwiki.pages import CITATION
 from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
 from llmwiki.read.select import Selection, select
-from llmwiki.text import DEMONSTRATIVES, alternation
-from llmwiki.text.questions import rank_sentences, reads_as_prose, resolve_opening_pronoun, shape
+from llmwiki.text import DEMONSTRATIVES, alternation, parsing, stem, tokens
+from llmwiki.text.questions import last_people, rank_sentences, reads_as_prose, resolve_opening_pronoun, shape
 from llmwiki.workspace import Workspace
 
 # A sentence that opens by pointing back at the one before ("This is for camouflage.", "Such a method ...").
@@ -52,11 +52,22 @@ class Candidate:
         """The chunk's text before the antecedent: who the antecedent's own opening "he" is ('' without an antecedent)."""
         return self._antecedent[1]
 
-    @functools.cached_property
+    @property
     def _antecedent(self) -> tuple[str, str]:
         """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
-        if not _REFERS_BACK.match(self.sentence):
-            return "", ""
+        return self._before if _REFERS_BACK.match(self.sentence) else ("", "")
+
+    @property
+    def quoted_before(self) -> str:
+        """The sentence an answer quotes before this one: its antecedent, or the sentence before where this one opens with
+        a pronoun for a thing ("The x11 terminal ... It also has some extra icons"): what "it" stands for is the reader's
+        to see, not a referent in brackets the answer guessed (the document's title is rarely what "it" means in a
+        manual). The readings read the sentence with the referent in brackets (``shown``); '' where neither."""
+        return self.antecedent or (self._before[0] if opens_with_a_thing(self.sentence, self.preceding) else "")
+
+    @functools.cached_property
+    def _before(self) -> tuple[str, str]:
+        """(the sentence before, when it is prose in the same chunk; the chunk's text before that), or ('', '')."""
         from llmwiki.text.segment import sentence_spans
 
         before = CITATION.sub("", self.chunk_text[: self.offset]).rstrip()
@@ -68,6 +79,16 @@ class Candidate:
         if len(sentence.split()) < 4 or not reads_as_prose(sentence) or sentence.startswith(("#", "|", "- [")):
             return "", ""
         return sentence, before[:start][-400:]
+
+
+def opens_with_a_thing(sentence: str, preceding: str) -> bool:
+    """Whether the sentence opens with a pronoun for a thing the text before names: "It ..." (not an "it" that stands
+    for nothing, "It is said ..."), "Its ...", "They/Their ..." unless two people are named just before."""
+    match = re.match(r"^([A-Z][a-z]*)\b", sentence)
+    word = match.group(1).lower() if match else ""
+    if word == "its" or (word == "it" and not parsing.expletive_it(sentence)):
+        return True
+    return word in ("they", "their") and not last_people(preceding)
 
 
 def selection_candidates(workspace: Workspace, selection: Selection) -> list[Candidate]:
@@ -149,13 +170,30 @@ def fill_places(sentences: Sequence[str], antecedents: Sequence[str], count: int
 
 
 def shown(candidate: Candidate) -> str:
-    """The candidate sentence as an answer shows it, without its citation: after the sentence it points back at, or with
-    an opening pronoun resolved."""
+    """The candidate sentence as the readings read it, without its citation: after the sentence it points back at, or
+    with an opening pronoun resolved ("[The building] was completed ..." is about the building, not the article's
+    subject)."""
     if candidate.antecedent:
         return f"{resolve_opening_pronoun(candidate.antecedent, candidate.referent, preceding=candidate.antecedent_preceding)} {candidate.sentence}"
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 
 def quote(candidate: Candidate) -> str:
-    """The candidate as an answer quotes it: shown, with its citation."""
-    return f"{shown(candidate)} [c{candidate.chunk_id}]"
+    """The candidate as an answer quotes it, with its citation: after the sentence it points back at or whose thing its
+    "it" stands for (``Candidate.quoted_before``), which is quoted as written where it opens with such a pronoun itself;
+    else as shown, a person's name in brackets for "he" or "she"."""
+    before = candidate.quoted_before
+    if not before:
+        return f"{shown(candidate)} [c{candidate.chunk_id}]"
+    # The sentence before may open with a pronoun too ("They interact ... They often feed ..."): resolved from the text
+    # before it, or to the title where the passage names what the title names ("beetles" in "Beetle"), else as written.
+    referent = candidate.referent if _names_the_title(candidate.passage, candidate.referent) else ""
+    return f"{resolve_opening_pronoun(before, referent, preceding=candidate._before[1])} {candidate.sentence} [c{candidate.chunk_id}]"
+
+
+def _names_the_title(passage: str, title: str) -> bool:
+    """Whether the passage names what the title names: the title's last word (its head: "wolf" in "Gray wolf",
+    "Becquerel" in "Henri Becquerel"), in any form ("beetles" for "Beetle"). A manual's title ("Gnuplot
+    documentation") is seldom named in its passages, and is seldom what their "it" means."""
+    words = tokens(title)
+    return bool(words) and stem(words[-1]) in {stem(word) for word in tokens(passage)}

@@ -716,8 +716,8 @@ def resolve_opening_pronoun(sentence: str, referent: str, *, preceding: str = ""
     referent = referent[:1].upper() + referent[1:]
     if pronoun == "their" and referent.endswith("s"):
         return f"[{referent}']" + sentence[match.end():]  # [Penguins'] wings
-    if pronoun in ("this", "these") and len(sentence.split()) > 1 and sentence.split()[1][:1].islower() and sentence.split()[1].lower() not in AUXILIARIES:
-        return sentence  # "This species ..." names its own subject
+    if pronoun in ("this", "these") and len(sentence.split()) > 1 and sentence.split()[1].lower() not in AUXILIARIES:
+        return sentence  # "This species ...", "This SystemTap script ..." name their own subject
     return f"[{referent}{OPENING_PRONOUNS[pronoun]}]" + sentence[match.end():]
 
 
