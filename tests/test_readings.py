@@ -99,3 +99,22 @@ def test_the_readings_page_lists_every_reading_in_order():
         assert f"`{item.name}`" in page, item.name
     positions = [page.index(f"`{item.name}`") for item in STATEMENT]
     assert positions == sorted(positions)  # in the order they are read
+
+
+def test_a_sentence_is_read_with_the_headings_above_its_chunk():
+    """A manual states a setting's default under the setting's heading ("Retry interval": "The default value is 30
+    seconds."): the headings above the chunk count as what its sentences are about, so the question is not refused
+    for holding too little of it (control: the same sentence without its headings is refused)."""
+    from dataclasses import replace
+
+    passages = [("Widget manual", "The default value is 30 seconds. Setting the value to 0 turns the feature off."),
+                ("Widget manual", "Logging writes one line per request to the log file. The log file grows without limit.")]
+    question = "What is the default retry interval?"
+    bare = case_of_passages(question, passages, services=_Models(), policy=ANSWER_POLICY)
+    assert refusals.too_little_of_the_question.read(bare) is not None  # only "default" is held
+    headed = case_of_passages(question, passages, services=_Models(), policy=ANSWER_POLICY)
+    headed.candidates = [replace(candidate, section="Connections Retry interval" if candidate.chunk_id == 1 else "Logging")
+                         for candidate in headed.candidates]
+    assert refusals.too_little_of_the_question.read(headed) is None
+    answer = decide(ANSWER, headed)
+    assert answer is not None and not answer.refused and answer.text.startswith("The default value is 30 seconds.")

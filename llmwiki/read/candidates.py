@@ -34,6 +34,7 @@ class Candidate:
     referent: str  # the document's title: what an opening "it" or "they" refers to
     chunk_text: str = ""
     offset: int = 0  # where the sentence starts in chunk_text
+    section: str = ""  # the headings above the chunk (its breadcrumb): what a manual's sentence is about
 
     @property
     def preceding(self) -> str:
@@ -125,7 +126,8 @@ def selection_candidates(workspace: Workspace, selection: Selection) -> list[Can
                     continue  # a piece of a sentence (the rest sits beside a code block or a page break): never quoted as one
                 if len(sentence.split()) > 80 or not reads_as_prose(sentence):
                     continue  # an infobox, a run of names or a reference line read as one sentence, not prose
-                candidates.append(Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start))
+                candidates.append(Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start,
+                                            " ".join(item.breadcrumb)))
     return candidates
 
 

@@ -210,12 +210,13 @@ class Case:
 
     @functools.cached_property
     def sentence_shares(self) -> list[float]:
-        return [self.share(f"{candidate.sentence} {candidate.referent}") for candidate in self.candidates]
+        return [self.share(f"{candidate.sentence} {candidate.section} {candidate.referent}") for candidate in self.candidates]
 
     @functools.cached_property
     def best_passage_share(self) -> float:
         # A passage holds many candidates: each (passage, title) is read once, not once per sentence (~70 ms a question).
-        return max(self.share(f"{passage} {referent}") for passage, referent in {(candidate.passage, candidate.referent) for candidate in self.candidates})
+        return max(self.share(f"{passage} {section} {referent}")
+                   for passage, section, referent in {(candidate.passage, candidate.section, candidate.referent) for candidate in self.candidates})
 
     @functools.cached_property
     def may_lead(self) -> list[bool]:
