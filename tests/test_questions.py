@@ -244,13 +244,14 @@ def test_an_it_that_stands_for_nothing_is_left_as_it_is():
     before = "The romance cooled and Miss Storer married someone else."
     for sentence in ("It is said he kept a warm memory of this love.", "It is sometimes debated whether Lincoln had Marfan syndrome.",
                      "It is not clear if the bombing was committed by a group.", "It was not until 1958 that Congress acted.",
-                     "It is through this ancestor that Coolidge claimed descent.", "It seems that the lake dried up."):
+                     "It is through this ancestor that Coolidge claimed descent.", "It seems that the lake dried up.",
+                     "It is also possible to use a list as a queue.", "It is easy to pass keyword arguments."):
         assert parsing.expletive_it(sentence), sentence
         assert resolve_opening_pronoun(sentence, "Isaac Newton", preceding=before) == sentence
         assert not opens_with_pronoun(sentence)  # nothing is left unresolved
     # Controls: an "it" that does something, is something, or comes before an adjective with "to" stands for a thing
     for sentence in ("It allows chemists to determine the amounts.", "It is one of six species termed 'wolf', the others being the Red Wolf.",
-                     "It is unsafe to handle.", "It was completed in November 2000."):
+                     "It is unsafe to handle.", "It is difficult to train.", "It was completed in November 2000."):
         assert parsing.expletive_it(sentence) is False, sentence
         assert resolve_opening_pronoun(sentence, "battery").startswith("[Battery]")
         assert opens_with_pronoun(sentence)

@@ -185,7 +185,8 @@ def expletive_it(sentence: str) -> bool | None:
     after it ("It is said he kept a warm memory", "It is sometimes debated whether ...", "It is not clear if ...",
     "It is through this ancestor that ...", "It seems that ..."), so no name belongs in its place; None without a
     pipeline. Not where "it" does something ("It allows chemists to determine ...") or is something ("It is one of
-    six species ..."), and not before an adjective with "to" ("It is unsafe to handle" is the cell)."""
+    six species ..."), and not before an adjective with "to" whose verb lacks its object ("It is unsafe to handle" is
+    the cell; "It is possible to use a list as a queue" stands for nothing)."""
     if pipeline() is None:
         return None
     doc = _parsed(sentence)
@@ -206,6 +207,10 @@ def expletive_it(sentence: str) -> bool | None:
     if clauses and not any(child.dep_ == "attr" for child in head.children):
         return True  # "It is through this ancestor that ...", "It was not until 1958 that ..."
     adjectives = [child for child in head.children if child.dep_ == "acomp"]
+    infinitives = [verb for verb in [*head.children, *(grand for adjective in adjectives for grand in adjective.children)]
+                   if verb.dep_ == "xcomp" and any(mark.dep_ == "aux" and mark.lower_ == "to" for mark in verb.children)]
+    if adjectives and any(child.dep_ == "dobj" for verb in infinitives for child in verb.children):
+        return True  # "It is possible to use a list as a queue": the infinitive has its object, so "it" is none
     return bool(adjectives) and any(clause.dep_ in ("ccomp", "advcl") and any(mark.dep_ == "mark" and mark.lower_ in _CLAUSE_MARKS for mark in clause.children)
                                     for clause in [*head.children, *(grand for adjective in adjectives for grand in adjective.children)])
 
