@@ -66,6 +66,11 @@ class Candidate:
         manual). The readings read the sentence with the referent in brackets (``shown``); '' where neither."""
         return self.antecedent or (self._before[0] if opens_with_a_thing(self.sentence, self.preceding) else "")
 
+    @property
+    def quoted_before_preceding(self) -> str:
+        """The chunk's text before ``quoted_before``: what that sentence's own opening pronoun stands for."""
+        return self._before[1] if self.quoted_before else ""
+
     @functools.cached_property
     def _before(self) -> tuple[str, str]:
         """(the sentence before, when it is prose in the same chunk; the chunk's text before that), or ('', '')."""
@@ -182,15 +187,15 @@ def shown(candidate: Candidate) -> str:
 
 def quote(candidate: Candidate) -> str:
     """The candidate as an answer quotes it, with its citation: after the sentence it points back at or whose thing its
-    "it" stands for (``Candidate.quoted_before``), which is quoted as written where it opens with such a pronoun itself;
-    else as shown, a person's name in brackets for "he" or "she"."""
+    "it" stands for (``Candidate.quoted_before``), else as shown (a person's name in brackets for "he" or "she"). The
+    sentence before may open with a pronoun too ("They interact ... They often feed ..."): that one is resolved from
+    the text before it, or to the title where the passage names what the title names ("beetles" in "Beetle"), else
+    left as written."""
     before = candidate.quoted_before
     if not before:
         return f"{shown(candidate)} [c{candidate.chunk_id}]"
-    # The sentence before may open with a pronoun too ("They interact ... They often feed ..."): resolved from the text
-    # before it, or to the title where the passage names what the title names ("beetles" in "Beetle"), else as written.
     referent = candidate.referent if _names_the_title(candidate.passage, candidate.referent) else ""
-    return f"{resolve_opening_pronoun(before, referent, preceding=candidate._before[1])} {candidate.sentence} [c{candidate.chunk_id}]"
+    return f"{resolve_opening_pronoun(before, referent, preceding=candidate.quoted_before_preceding)} {candidate.sentence} [c{candidate.chunk_id}]"
 
 
 def _names_the_title(passage: str, title: str) -> bool:
