@@ -41,7 +41,7 @@ from pydantic import BaseModel, ValidationError
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.text.segment import HEADING, is_whole_sentence, segments
-from llmwiki.text.terms import candidate_terms, term_key
+from llmwiki.text.terms import candidate_terms, mention_pattern, term_key
 from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint
@@ -229,7 +229,7 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     taken: list[str] = []
     quoted: set[int] = set()  # each sentence is quoted by one concept at most (the summary may quote it too)
     for term in terms:
-        pattern = re.compile(rf"(?<![\w]){re.escape(term.name.lower().rstrip('()'))}(?![\w])")
+        pattern = mention_pattern(term.name)
         mentions = [index for index, sentence in enumerate(sentences) if index not in quoted and pattern.search(re.sub(r"[`*_]", "", sentence.text.lower()))]
         if not mentions or any(term_key(term.name) == term_key(other) for other in taken) or (shared is not None and not shared(term_key(term.name))):
             continue  # a term no whole sentence explains, or that no other document takes up, has no page of its own

@@ -68,7 +68,7 @@ def collect(workspace, questions: list[dict]) -> list[dict]:
         candidates, ranking = candidate_sentences(workspace, entry["question"])
         rows.append({"question": entry["question"], "set": entry["set"], "inputs": [ranker_input(candidate.sentence, candidate.referent) for candidate in candidates],
                      "labels": [contains_reference(shown(candidate), entry) for candidate in candidates], "ranking": [index for _, index in ranking],
-                     "scores": [score for score, _ in ranking], "antecedents": [candidate.antecedent for candidate in candidates]})
+                     "scores": [score for score, _ in ranking], "antecedents": [candidate.quoted_before for candidate in candidates]})
     print(file=sys.stderr)
     return rows
 

@@ -1,16 +1,17 @@
 """The sentences an extractive answer is made of: each prose sentence of the selected chunks, as a candidate.
 
-A candidate knows its chunk (what it cites), its passage (what the refusal readings read), its document's title
-(what an opening "it" or "they" refers to) and the sentence before it where it opens by pointing back ("This is for
-camouflage."). ``hand_ranking`` orders them by ``questions.rank_sentences``; ``shown`` is a sentence as an answer
-shows it (an opening pronoun resolved), and ``fill_places`` which of the ranked sentences an answer quotes.
+A candidate knows its chunk (what it cites), its passage (what the refusal readings read), its document's title and
+the headings above its chunk, and the sentence before it where it opens by pointing back ("This is for camouflage.")
+or with a pronoun for a thing. ``hand_ranking`` orders them by ``questions.rank_sentences``; ``shown`` is a sentence as
+the readings read it (an opening pronoun resolved), ``quote`` as an answer quotes it, and ``fill_places`` which of the
+ranked sentences an answer quotes.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,11 +98,24 @@ def opens_with_a_thing(sentence: str, preceding: str) -> bool:
     return word in ("they", "their") and not last_people(preceding)
 
 
+def quotable(sentence: str) -> bool:
+    """Whether a prose segment (its whitespace joined) may be quoted as an answer's sentence: four words or more, not
+    a heading, a table row, a link or a question; whole, since a piece of a sentence (the rest beside a code block or
+    a page break) is never quoted as one; at most 80 words and read as prose, not an infobox, a run of names or a
+    reference line."""
+    from llmwiki.text.segment import is_whole_sentence
+
+    words = len(sentence.split())
+    if words < 4 or words > 80 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
+        return False
+    return is_whole_sentence(sentence) and reads_as_prose(sentence)
+
+
 def selection_candidates(workspace: Workspace, selection: Selection) -> list[Candidate]:
     """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
     Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview). Only prose
     (``llmwiki.text.segment``): a heading, a code block, a table row or a list of links is never quoted as a sentence."""
-    from llmwiki.text.segment import is_whole_sentence, segments
+    from llmwiki.text.segment import segments
 
     items = [item for item in selection.items if item.chunk_id is not None]
     sources = [item for item in items if item.kind == "source"]
@@ -125,12 +139,8 @@ def selection_candidates(workspace: Workspace, selection: Selection) -> list[Can
                     continue
                 start, end = part.start, part.end
                 sentence = " ".join(segment[start:end].split())
-                if len(sentence.split()) < 4 or sentence.startswith(("#", "|", "- [", "[")) or sentence.endswith("?") or "](" in sentence:
+                if not quotable(sentence):
                     continue
-                if not is_whole_sentence(sentence):
-                    continue  # a piece of a sentence (the rest sits beside a code block or a page break): never quoted as one
-                if len(sentence.split()) > 80 or not reads_as_prose(sentence):
-                    continue  # an infobox, a run of names or a reference line read as one sentence, not prose
                 candidates.append(Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start,
                                             " ".join(item.breadcrumb)))
     return candidates
@@ -156,9 +166,9 @@ def candidate_sentences(workspace: Workspace, question: str) -> tuple[list[Candi
     return candidates, hand_ranking(question, candidates, shape(question))
 
 
-def fill_places(sentences: Sequence[str], antecedents: Sequence[str], count: int) -> list[int]:
+def fill_places(sentences: Sequence[str], antecedents: Iterable[str], count: int) -> list[int]:
     """Which of the ranked sentences (best first) an answer of ``count`` sentences quotes, by place: each sentence once,
-    and one that points back (its antecedent not '') brings the sentence before it, so it fills two places; a sentence
+    and one quoted after the sentence before it (``Candidate.quoted_before`` not '') fills two places; a sentence
     that would overfill the answer gives way to the next that fits, and the first is always quoted. What the answer
     shows and what bench/ranker.py counts (``ranker.train.hits``)."""
     chosen: list[int] = []

@@ -547,6 +547,12 @@ class _SnapshotVocabulary:
         return beside
 
 
+
+def rarity_weight(count: int, frequency: int) -> float:
+    """A term's rarity among ``count`` chunks when ``frequency`` of them hold it: ln(1 + N / (df + 0.5)), and ln(1 + N)
+    for a term no chunk holds (what the store knows nothing of). ``SearchIndex.rarity`` and its kin weigh by it."""
+    return float(np.log1p(count / (frequency + 0.5))) if frequency else float(np.log1p(count))
+
 class SearchIndex:
     """A store's search index with its in-memory copy, shared within a process."""
 
@@ -584,7 +590,7 @@ class SearchIndex:
         weights = {}
         for term in analyze(text[:MAX_QUERY_CHARS], snapshot.stopwords):
             frequency = snapshot.searchable_chunks(term).size
-            weights[term] = float(np.log1p(count / (frequency + 0.5))) if frequency else float(np.log1p(count))
+            weights[term] = rarity_weight(count, frequency)
         return weights
 
     def corrections(self, text: str) -> dict[str, str]:
@@ -743,7 +749,7 @@ class ServerSearch:
             frequency = counts.get(word)
             if frequency is None:  # a stopword to the server's analyzer
                 continue
-            weight = float(np.log1p(count / (frequency + 0.5))) if frequency else float(np.log1p(count))
+            weight = rarity_weight(count, frequency)
             weights[term] = max(weights.get(term, 0.0), weight)
         return weights
 

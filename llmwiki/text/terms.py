@@ -3,8 +3,8 @@
 Documentation names its subjects in its own markup: identifiers and commands set as code, terms set in bold or
 italics where they are defined, and the titles of short sections. Those are the candidates for concept pages
 (``candidate_terms``); plain words that happen to open a sentence ("Changed", "Collecting", "Animal"), the document's
-furniture ("Note", "Example", "Chapter"), sections that thank people, and capitalised names in passing (on the Python
-docs, 6% of them are index terms) are not.
+furniture ("Note", "Example", "Chapter"), sections that thank people, and one capitalised word in passing are not;
+a name of two words or more counts least (on the Python docs, 6% of capitalised names are index terms).
 
 A candidate is kept when the document mentions it at least twice, and ranked by how it is marked (code, then a
 definition, then a heading) and how often it is mentioned. An ordinary English word (in the shipped MiniLM's
@@ -43,7 +43,7 @@ _COMMAND = re.compile(r"^[a-z][\w-]*(?: [a-z][\w-]*){1,2}$")
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 # How strongly each mark says "this is a subject of the document" (on the Python docs, the share of candidates of each
 # kind that the docs' own index lists: code 0.86, a definition 0.56 before the context rule below, a heading 0.37,
-# a capitalised name 0.06, which is why names are not candidates at all).
+# a capitalised name 0.06, which is why a name counts least and a one-word name not at all).
 WEIGHTS = {"code": 3.0, "definition": 2.5, "heading": 1.5, "name": 0.5}
 # An emphasised ordinary word is a definition only where the sentence defines it: "*generator* is", "called a *frame*".
 _DEFINES_AFTER = re.compile(r"^\s*(?:\)|,)?\s*(?:is|are|was|were|means|refers|denotes|stands for|:|—|–|\()", re.IGNORECASE)
@@ -87,13 +87,18 @@ def singular(name: str) -> str:
     return f"{head} {last}" if head else last
 
 
+def mention_pattern(name: str) -> re.Pattern[str]:
+    """Where a text (lower case, its `*_ marks taken out) mentions a term: its name as a whole word, a call's "()" off."""
+    return re.compile(rf"(?<![\w]){re.escape(name.lower().rstrip('()'))}(?![\w])")
+
+
 def _clean_heading(text: str) -> str:
     text = text.lstrip("#").strip().strip("*_`").strip()
     text = _NUMBERING.sub("", text)
     return re.sub(r"[`*_]", "", text).strip(" .:")
 
 
-def _acceptable(name: str, kind: str, *, common_words: frozenset[str]) -> bool:
+def _acceptable(name: str, kind: str) -> bool:
     words = _WORD.findall(name)
     if not words or len(words) > 6 or len(name) > 60 or len(name) < 2:
         return False
@@ -127,22 +132,22 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
                 heading = _clean_heading(piece)
                 in_thanks = bool(_THANKS.search(heading))
                 if not in_thanks:
-                    _add(found, heading, "heading", common_words)
+                    _add(found, heading, "heading")
                 continue
             if segment.kind not in PROSE:
                 continue
             prose.append(piece)
             for match in _CODE.finditer(piece):
-                _add(found, match.group(1).strip(), "code", common_words)
+                _add(found, match.group(1).strip(), "code")
             for pattern in (_BOLD, _ITALIC):
                 for match in pattern.finditer(piece):
                     name = (match.group(1) or match.group(2)).strip()
                     defined = _DEFINES_AFTER.match(piece[match.end():]) or _DEFINES_BEFORE.search(piece[:match.start()])
                     if defined or len(_WORD.findall(name)) > 1 or name.lower() not in common_words:
-                        _add(found, name, "definition", common_words)
+                        _add(found, name, "definition")
             if not in_thanks:
                 for match in _NAME.finditer(piece):
-                    _add(found, match.group(1), "name", common_words)
+                    _add(found, match.group(1), "name")
     body = " ".join(prose).lower()
     plain = re.sub(r"[`*_]", "", body)
     left_out = {term_key(name) for name in leave_out}
@@ -150,16 +155,15 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
     for key, term in found.items():
         if key in left_out or not key:
             continue
-        pattern = re.compile(rf"(?<![\w]){re.escape(term.name.lower().rstrip('()'))}(?![\w])")
-        term.mentions = len(pattern.findall(plain))
+        term.mentions = len(mention_pattern(term.name).findall(plain))
         if term.mentions + (1 if "heading" in term.kinds else 0) >= 2:
             kept.append(term)
     return sorted(kept, key=lambda term: (-term.score, term.name))
 
 
-def _add(found: dict[str, Term], name: str, kind: str, common_words: frozenset[str]) -> None:
+def _add(found: dict[str, Term], name: str, kind: str) -> None:
     name = re.sub(r"['’]s$", "", " ".join(name.split()))
-    if not _acceptable(name, kind, common_words=common_words):
+    if not _acceptable(name, kind):
         return
     key = term_key(name)
     term = found.setdefault(key, Term(name=name))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from llmwiki.policy import AnswerPolicy
-from llmwiki.read.candidates import Candidate, hand_ranking, shown
+from llmwiki.read.candidates import Candidate, hand_ranking, quotable, shown
 from llmwiki.read.readings.comparisons import converse
 from llmwiki.read.readings.core import Decision, decide
 from llmwiki.read.readings.evidence import Judged, about_subject, about_text, holds_relation, only_another_number, relation_held, relation_of, speaks_to, title_for_subject
@@ -316,16 +316,9 @@ class PassageIndex:
         self._documents = [set(analyze(passage, self.stopwords)) for passage in passages]
 
     def rarity(self, text: str) -> dict[str, float]:
-        import math
+        from llmwiki.read.search import analyze, rarity_weight
 
-        from llmwiki.read.search import analyze
-
-        count = len(self._documents)
-        weights = {}
-        for term in analyze(text, self.stopwords):
-            frequency = sum(term in document for document in self._documents)
-            weights[term] = math.log1p(count / (frequency + 0.5)) if frequency else math.log1p(count)
-        return weights
+        return {term: rarity_weight(len(self._documents), sum(term in document for document in self._documents)) for term in analyze(text, self.stopwords)}
 
 
 @functools.cache
@@ -339,15 +332,14 @@ def case_of_passages(question: str, passages: Sequence[tuple[str, str]], *, serv
     """A case read without a workspace: the question and passages given as (title, text), each passage one selected
     chunk in this order, its prose sentences the candidates, weighed by ``PassageIndex``. services: the models
     (a verifier for yes/no questions; ranker and similarity may be None)."""
-    from llmwiki.text.questions import reads_as_prose
-    from llmwiki.text.segment import is_whole_sentence, segments
+    from llmwiki.text.segment import segments
 
     candidates = []
     for order, (title, text) in enumerate(passages):
         passage = " ".join(text.split())
         for part in segments(text):
             sentence = " ".join(text[part.start:part.end].split())
-            if part.is_prose and len(sentence.split()) >= 4 and is_whole_sentence(sentence) and reads_as_prose(sentence):
+            if part.is_prose and quotable(sentence):  # the sentences an answer from the store would quote
                 candidates.append(Candidate(sentence, order + 1, order, passage, title, text, part.start))
     question_shape = shape(question)
     return Case(question, question_shape, candidates, index=PassageIndex([text for _, text in passages]), services=services, policy=policy,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from llmwiki.pages import CITATION
 from llmwiki.read.candidates import quote, shown
-from llmwiki.read.readings.core import Decision, Example, reading
+from llmwiki.read.readings.core import Decision, Example, reading, unsettled
 from llmwiki.text import CLAUSE_BREAK, DETERMINERS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 from llmwiki.text.questions import question_words
@@ -138,7 +138,7 @@ def comparison_both_ways(case: Case) -> Decision | None:
     if other.verdict != "yes":
         return None
     if reply.verdict == "yes":
-        return Decision(f"The sources do not settle this — they read the comparison both ways: {quoted}", reason="the sources support the comparison both ways")
+        return unsettled(f" — they read the comparison both ways: {quoted}", reason="the sources support the comparison both ways")
     return Decision(f"No — {other.text.removeprefix('Yes — ')} (the other way round)", verdict="no",
                     reason=f"the sources support the converse: {case.turned}")
 

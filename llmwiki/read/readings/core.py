@@ -42,12 +42,21 @@ class Decision:
     reason: str = ""
     by: str = ""
     steps: tuple[Step, ...] = field(default=(), compare=False)
+    unsettled: bool = False  # a yes/no question the sources neither confirm nor deny (``unsettled``)
 
     @property
     def outcome(self) -> str:
         if self.refused:
             return "refused"
-        return self.verdict or ("unsettled" if self.text.startswith("The sources do not settle") else "answered")
+        return self.verdict or ("unsettled" if self.unsettled else "answered")
+
+
+NOT_SETTLED = "The sources do not settle this"
+
+
+def unsettled(rest: str, *, reason: str) -> Decision:
+    """A yes/no question left unsettled: "The sources do not settle this" and ``rest`` (what the answer quotes)."""
+    return Decision(f"{NOT_SETTLED}{rest}", reason=reason, unsettled=True)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from llmwiki.policy import AnswerPolicy
-from llmwiki.read.readings.core import Decision, reading
+from llmwiki.read.readings.core import Decision, reading, unsettled
 from llmwiki.read.readings.evidence import holds_relation, relation_of
 from llmwiki.text import stem
 from llmwiki.text.facts import check_facts
@@ -74,7 +74,7 @@ class ModelCase:
 
 
 def _unsettled(case: ModelCase, reason: str) -> Decision:
-    return Decision(f"The sources do not settle this ({reason}); the model replied: {case.text}", reason=reason)
+    return unsettled(f" ({reason}); the model replied: {case.text}", reason=reason)
 
 
 @reading("cites nothing", "model check")

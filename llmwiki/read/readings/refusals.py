@@ -93,7 +93,8 @@ def best_sentences(case: Case) -> Decision | None:
     order = [index for _, index in case.ranking]
     lead = next(index for index in order if case.may_lead[index])  # the best sentence holds the share, so one may lead
     ranked = [case.candidates[lead]] + [candidate for index, candidate in zip(order, case.ranked) if index != lead]
-    chosen = [ranked[place] for place in fill_places([candidate.sentence for candidate in ranked], [candidate.quoted_before for candidate in ranked], count)]
+    # The sentence before each is looked up (a parse, for an opening "it") only for the sentences reached, not all ranked.
+    chosen = [ranked[place] for place in fill_places([candidate.sentence for candidate in ranked], (candidate.quoted_before for candidate in ranked), count)]
     return Decision(" ".join(quote(candidate) for candidate in chosen), reason=f"{len(chosen)} best-ranked sentence(s) quoted")
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from llmwiki.read.candidates import quote
-from llmwiki.read.readings.core import Decision, Example, reading
+from llmwiki.read.readings.core import Decision, Example, reading, unsettled
 from llmwiki.read.readings.evidence import speaks_to, why_not
 
 if TYPE_CHECKING:
@@ -68,8 +68,7 @@ def model_contradiction(case: StatementCase) -> Decision | None:
 @reading("not settled", "yes/no")
 def not_settled(case: StatementCase) -> Decision | None:
     """Neither a yes nor a no: the answer quotes the sentence that holds most of the statement's words."""
-    return Decision(f"The sources do not settle this — the closest passage: {quote(case.closest.candidate)}",
-                    reason="no sentence supports it, and none that speaks to it states otherwise")
+    return unsettled(f" — the closest passage: {quote(case.closest.candidate)}", reason="no sentence supports it, and none that speaks to it states otherwise")
 
 
 def _denial(case: StatementCase, item) -> Decision:
