@@ -871,3 +871,14 @@ def test_a_model_answer_names_the_check_that_held_its_verdict(workspace):
     assert (stands.decided_by, stands.verdict) == ("model verdict stands", "yes") and stands.as_json()["decided_by"] == "model verdict stands"
     assert (uncited.decided_by, uncited.verdict) == ("cites nothing", None) and [step.reading for step in uncited.steps] == ["cites nothing"]
     assert fact.decided_by == "model reply" and fact.steps == ()  # not yes/no: no check reads it
+
+
+def test_the_headings_above_a_sentence_name_what_it_is_about(workspace):
+    # A manual's sentence says "This terminal"; its section says which. Control: the same sentence under another heading.
+    with_sources(workspace, manual=("# Plotting manual\n\n## Terminals\n\n### tkcanvas\n\n"
+                                    "This terminal driver generates Tk canvas widget commands in Tcl by default.\n\n"
+                                    "### svg\n\nThis terminal driver writes scalable vector graphics for web browsers.\n"))
+    answer = ask_by_hand(workspace, "Does the tkcanvas terminal generate Tk canvas widget commands in Tcl by default?")
+    assert answer.verdict == "yes" and "Tk canvas widget commands" in answer.text
+    other = ask_by_hand(workspace, "Does the pdfcairo terminal generate Tk canvas widget commands in Tcl by default?")
+    assert other.verdict is None

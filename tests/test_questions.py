@@ -362,6 +362,11 @@ def test_names_and_bullets_count_as_prose_only_with_a_clause(sentence, prose):
     ("Is it true that the busy centre works with young people?", ("busy", "centre")),  # control: no apposition
     # controls: a pronoun or "there" names nothing; a question of another shape has no yes/no subject
     ("Is it true that he won the prize?", ()), ("Was she married?", ()), ("Are there otters in Chile?", ()), ("Who was Newton?", ()),
+    # the reader asks about the thing the verb acts on, not about "I"
+    ("Can I import curses out of the box on Windows?", ("curses",)), ("Should you use io.open() when porting?", ("io.open",)),
+    ("Can I make a socket non-blocking?", ("socket",)),
+    # code and notation stay as written
+    ("Does f.close() close the file descriptor?", ("f.close",)), ("Does the % operator yield the remainder?", ("%", "operator")),
 ])
 def test_what_a_yes_no_question_is_about(question, subject):
     assert question_subject(question) == subject
@@ -376,6 +381,11 @@ def test_a_text_names_the_subject_by_every_word_of_a_name_and_the_head_of_a_noun
     assert not names_subject(("polar", "bear"), "Mammals found in Finland are the Brown Bear and the Gray Wolf.", title="Finland")  # another bear
     assert names_subject(("U.S.",), "but the U.S. never joined") and not names_subject(("U.S.",), "the League went into operation")
     assert names_subject((), "anything")  # no subject: every text may speak to it
+    # code and notation as written, a code span's backquotes aside, in any case; control: the letters alone do not
+    assert names_subject(("call", "x.f"), "In our example, the call `x.f()` is exactly equivalent to `MyClass.f(x)`.")
+    assert not names_subject(("call", "x.f"), "The call of f on x returns a value.")
+    assert names_subject(("-o", "switch"), "The `-O` switch removes assert statements.") and not names_subject(("-o", "switch"), "The switch removes them.")
+    assert names_subject(("%", "operator"), "The `%` (modulo) operator yields the remainder.") and not names_subject(("%", "operator"), "The operator yields it.")
 
 
 def test_a_question_names_a_title_by_its_words_or_a_longer_form_of_them():

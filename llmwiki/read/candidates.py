@@ -35,7 +35,7 @@ class Candidate:
     referent: str  # the document's title: what an opening "it" or "they" refers to
     chunk_text: str = ""
     offset: int = 0  # where the sentence starts in chunk_text
-    section: str = ""  # the headings above the chunk (its breadcrumb): what a manual's sentence is about
+    section: str = ""  # the headings above the sentence (the chunk's breadcrumb, and one inside it): what a manual's sentence is about
 
     @property
     def preceding(self) -> str:
@@ -115,7 +115,7 @@ def selection_candidates(workspace: Workspace, selection: Selection) -> list[Can
     """Sentences of the selected chunks, sources first: wiki text quotes sources, and citations must lead to them.
     Wiki chunks are used only where no source chunk was selected (a page written by hand, an overview). Only prose
     (``llmwiki.text.segment``): a heading, a code block, a table row or a list of links is never quoted as a sentence."""
-    from llmwiki.text.segment import segments
+    from llmwiki.text.segment import HEADING, segments
 
     items = [item for item in selection.items if item.chunk_id is not None]
     sources = [item for item in items if item.kind == "source"]
@@ -134,7 +134,10 @@ def selection_candidates(workspace: Workspace, selection: Selection) -> list[Can
             segment_offset = item.text.find(segment, segment_offset)
             if segment.isdigit():
                 continue
+            heading = ""  # the last heading inside the chunk above the sentence: a short section shares a chunk
             for part in segments(segment):
+                if part.kind == HEADING:
+                    heading = segment[part.start:part.end].lstrip("#").strip()
                 if not part.is_prose:
                     continue
                 start, end = part.start, part.end
@@ -142,7 +145,7 @@ def selection_candidates(workspace: Workspace, selection: Selection) -> list[Can
                 if not quotable(sentence):
                     continue
                 candidates.append(Candidate(sentence, item.chunk_id, order, passage, titles[item.path], item.text, segment_offset + start,
-                                            " ".join(item.breadcrumb)))
+                                            " ".join([*item.breadcrumb, heading] if heading and heading not in item.breadcrumb else item.breadcrumb)))
     return candidates
 
 

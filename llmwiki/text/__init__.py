@@ -83,6 +83,8 @@ POSSESSIVE_PRONOUNS = frozenset({"his", "her", "its", "their"})
 # The third-person pronouns that stand for a person or thing a text named before.
 PERSONAL_PRONOUNS = SUBJECT_PRONOUNS | OBJECT_PRONOUNS | POSSESSIVE_PRONOUNS
 DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+# The reader and writer of a text ("Can I import curses ...?", "You should use io.open()"): never what it is about.
+SPEAKERS = frozenset({"i", "you", "we"})
 RELATIVE_PRONOUNS = frozenset({"who", "which"})
 # Words whose meaning lies in another sentence: what a claim refers back to must be read there.
 REFERRING_WORDS = PERSONAL_PRONOUNS | {"this", "these"} | RELATIVE_PRONOUNS

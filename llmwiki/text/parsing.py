@@ -235,6 +235,18 @@ def subject_head(text: str) -> tuple[str, ...] | None:
     return None
 
 
+def object_head(text: str) -> tuple[str, ...] | None:
+    """What a sentence whose subject is its reader is about: the first noun that is a verb's object or a clause's
+    subject, with the nouns compounded into it, lower-cased ("I can import curses out of the box" -> ("curses",);
+    "I can make a socket non-blocking" -> ("socket",)); None when there is none (or without a pipeline)."""
+    if pipeline() is None:
+        return None
+    for token in _parsed(text):
+        if token.dep_ in ("dobj", "nsubj", "nsubjpass") and token.pos_ in ("NOUN", "PROPN") and token.lower_ not in OPENING_PRONOUNS:
+            return _with_compounds(token)
+    return None
+
+
 # The arguments of a clause's verb that say what the clause is about, and what an argument's head brings with it.
 _ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "oprd", "dative", "agent"})
 _WITH_HEAD = frozenset({"compound", "flat", "poss", "appos", "conj", "nmod"})

@@ -47,6 +47,7 @@ from llmwiki.text import (
     PERSONAL_PRONOUNS,
     POSSESSIVE_PRONOUNS,
     QUANTIFIERS,
+    SPEAKERS,
     STOPWORDS,
     YEAR,
     stem,
@@ -398,7 +399,8 @@ def question_subject(question: str) -> tuple[str, ...]:
     no counts. The names it opens with after the auxiliary and any determiner, as written ("Is the Giant Panda a
     mammal?" -> ("Giant", "Panda"); "Is Canada's official language Zulu?" -> ("Canada",)), else the head noun of
     its subject, lower-cased ("Does a polar bear live in the Arctic?" -> ("bear",); by the parse, else the first
-    word); () when its subject is a pronoun ("Was he ...?": who is meant is settled elsewhere) or "there", or the
+    word); the object of its verb where its subject is the reader ("Can I import curses on Windows?" -> ("curses",));
+    () when its subject is a pronoun ("Was he ...?": who is meant is settled elsewhere) or "there", or the
     question is not of a yes/no question's shape. "Is it true that S?" is about the subject of S, read from the parse
     where S opens with an adjunct ("Is it true that on March 1, 2017 Powell was named ...?" -> ("Powell",))."""
     if (past := _past_auxiliary(question)) is None:
@@ -408,6 +410,8 @@ def question_subject(question: str) -> tuple[str, ...]:
         return after  # "Is it true that on March 1, 2017 Powell was named ...?" is about Powell, not "On March"
     while words and words[0].lower() in _LEADING:
         words = words[1:]
+    if words and words[0].lower() in SPEAKERS:  # "Can I import curses on Windows?" is about curses
+        return parsing.object_head(to_statement(question)) or ()
     if not words or words[0].lower() in PERSONAL_PRONOUNS | DEMONSTRATIVES | {"there", "it"}:
         return ()
     run = []
@@ -444,6 +448,8 @@ def pronoun_subject(question: str) -> str | None:
 
 # What leads a subject phrase without being its name or head: "Are Various trees claimed to be ...?" is about trees.
 _LEADING = DETERMINERS | QUANTIFIERS | {"various", "several", "certain", "both", "such", "other"}
+# A word of code or notation ("f.close", "%", "-O", "::4"): matched as written, not by its letters' stem.
+_CODE_LIKE = re.compile(r"[^\w'’-]|^-|\w[.]\w")
 _NAME_PARTICLES = frozenset({"of", "de", "da", "del", "der", "van", "von", "the", "jr", "sr"})
 
 
@@ -454,11 +460,15 @@ def names_subject(subject: Sequence[str], text: str, *, title: str = "") -> bool
     "Monroe"), name particles aside; a name of shorter words ("U.S.") as written. A common
     noun: its head by stem ("Elephants" names "elephant"), and one of the words compounded into it unless the title
     names the head ("polar bear": "the Brown Bear and the Gray Wolf" in "Finland" does not name it; "Young bears
-    stay with their mother" in "Polar bear" does). No subject: every text may speak to it."""
+    stay with their mother" in "Polar bear" does). A word of code or notation ("x.f", "%", "-O") as written, in
+    any case, without the backquotes of a code span. No subject: every text may speak to it."""
     if not subject:
         return True
     written = tokens(f"{text} {title}")
     held = {stem(word) for word in written}
+    as_written = f"{text} {title}".replace("`", "").lower()
+    if all(_CODE_LIKE.search(word) for word in subject):  # "x.f", "%", "-O": as written, a code span's quotes aside
+        return all(word.lower() in as_written for word in subject)
     if subject[0][:1].isupper():
         words = [word for word in subject if word.isalpha() and len(word) >= 3 and word.lower() not in _NAME_PARTICLES]
         if not words:
@@ -467,9 +477,13 @@ def names_subject(subject: Sequence[str], text: str, *, title: str = "") -> bool
         long_stems = {stem(word) for word in written if len(word) >= 5}  # "Monroe" for "Monro"; not "Adam" for "Adams"
         return all(word.lower() in lowered or len(word) >= 5 and stem(word) in long_stems for word in words)
     *modifiers, head = subject
-    if stem(head) not in held:
+
+    def holds(word: str) -> bool:
+        return word.lower() in as_written if _CODE_LIKE.search(word) else stem(word) in held
+
+    if not holds(head):
         return False
-    return not modifiers or any(stem(word) in held for word in modifiers) or stem(head) in {stem(word) for word in tokens(title)}
+    return not modifiers or any(map(holds, modifiers)) or stem(head) in {stem(word) for word in tokens(title)}
 
 
 # An "or" that offers alternatives to choose from ("Is Canada bigger or smaller than Egypt?", "Does an otter give birth

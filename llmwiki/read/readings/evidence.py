@@ -107,7 +107,7 @@ def relation_of(statement: str, subject: Sequence[str], check: FactCheck | None 
 def about_subject(ranked: Sequence[Candidate], subject: Sequence[str], *, limit: int | None = None) -> list[Candidate]:
     """The first ``limit`` candidates (all by default) about what a yes/no question names (``questions.question_subject``),
     in order: the sentence as the answer shows it (an opening pronoun resolved, after the sentence it points back at)
-    or its document's title names the subject, and where the sentence's main subject names something else, what it is
+    or its document's title or the headings above it (a manual's "tkcanvas" section) name the subject, and where the sentence's main subject names something else, what it is
     about does too (``parsing.named_elsewhere``), and it is a clause, not a heading or a list item
     (``parsing.states_something``): those take the places of sentences that say something. A yes or a no about Nairobi is decided by a sentence on Nairobi, not by
     the best-ranked sentence of a passage that mentions it in passing. All of them when the question's subject is a
@@ -118,7 +118,8 @@ def about_subject(ranked: Sequence[Candidate], subject: Sequence[str], *, limit:
         if limit is not None and len(found) >= limit:
             break
         text = shown(candidate)
-        if not names_subject(subject, text, title=title_for_subject(candidate.referent, text)):
+        title = title_for_subject(candidate.referent, text)
+        if not names_subject(subject, text, title=f"{title} {candidate.section}" if title else ""):
             continue
         if parsing.states_something(candidate.sentence) is False:
             continue  # a heading, a list item or a caption ("Wilson, then president of United States") asserts nothing
