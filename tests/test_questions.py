@@ -422,3 +422,20 @@ def test_a_sentence_that_opens_by_saying_what_its_subject_is_gives_the_kind_and_
     assert kind_said("Spiders are air-breathing arthropods that have eight legs.", ("spiders",)) == ("arthropods", ("air-breathing",))
     assert kind_said("Sharks are a group of elasmobranch fish characterized by a cartilaginous skeleton.", ("sharks",)) == ("fish", ("elasmobranch",))
     assert kind_said("Dinosaurs were large armored reptiles.", ("dinosaurs",)) == ("reptiles", ("large", "armored"))  # control: "-ed" before the kind
+
+
+@pytest.mark.parametrize(("question", "answer", "plain"), [
+    # a name written as code answers "which variable / option / file", the way a capitalised name answers "who"
+    ("Which environment variable sets the terminal type on start-up?",
+     "GNUTERM, if defined, is used to set the terminal type on start-up.", "It, if defined, is used to set the terminal type on start-up."),
+    ("Which configure option builds CPython with the static markers?",
+     "CPython must then be built with `--with-dtrace` to get the static markers.", "CPython must then be built with care to get the static markers."),
+    ("Which file does the fit command write its results to?",
+     'The fit command writes its results to "fit.log" unless told otherwise.', "The fit command writes its results to disk unless told otherwise."),
+])
+def test_a_name_written_as_code_answers_which_command_option_or_file(question, answer, plain):
+    scores = dict((index, score) for score, index in rank_sentences(question, [plain, answer]))
+    assert scores[1] - scores[0] >= 0.3  # the answer's bonus
+    # control: a question about something that is not named in code gives neither a bonus
+    other = dict((index, score) for score, index in rank_sentences("What happens on start-up?", [plain, answer]))
+    assert abs(other[1] - other[0]) < 0.3

@@ -79,6 +79,14 @@ _QUANTITY = re.compile(r"\b\d[\d,.]*\b|\b(one|two|three|four|five|six|seven|eigh
 _REASON = re.compile(r"\b(because|since|due to|owing to|thanks to|as a result|so that|in order to|so as to|caus(e|es|ed|ing)|reasons?|"
                      r"lead(s|ing)? to|led to|result(s|ed|ing)? (in|from)|therefore|thus|hence|allow(s|ed|ing)?|enabl(e|es|ed|ing))\b", re.IGNORECASE)
 _MANNER = re.compile(r"\b(by \w+ing|by means of|using|through|via|with the help of)\b", re.IGNORECASE)
+# What answers "which command / option / file ...": a name written as code or notation, the way "who" is answered by a
+# capitalised name. The nouns that ask for one (a closed class of what software documentation names), and the forms
+# such a name takes: a code span, an identifier with "_", "." or "()", an option ("-O", "--with-dtrace"), a quoted
+# name ("fit.log") or an identifier in capitals (GNUTERM).
+CODE_KINDS = frozenset({"command", "function", "method", "option", "file", "variable", "module", "class", "keyword", "setting", "flag", "switch",
+                        "attribute", "parameter", "argument", "operator", "extension", "directory", "program", "terminal", "package", "library",
+                        "field", "property", "macro", "exception", "statement", "symbol", "character", "key", "type", "format", "style", "value"})
+_CODE_NAME = re.compile(r"`[^`]+`|\b\w+(?:[._]\w+)+\b|\w\(\)|(?<![\w-])--?[A-Za-z][\w-]*|[\"“'‘][^\"”'’\s]{2,}[\"”'’]|\b[A-Z][A-Z0-9_]{2,}\b")
 _ASKS_MORE = re.compile(r"\b(list|describe|explain|why|how does|how did|how do|what are the|what were the|name the)\b", re.IGNORECASE)
 _BRACKET = re.compile(r"\[([^\]\[]+?)\](?!\(|:|\[)")
 # Verbs that frame an event question ("What happened in 1800?", "When did the report take place?")
@@ -525,12 +533,15 @@ def shape(question: str) -> QuestionShape:
         if after and after[0].lower() in AUXILIARIES:
             position = 1 if len(after) > 1 and after[1].lower() in DETERMINERS else len(after)
         head = None
-        for word in after[position:]:
+        for place, word in enumerate(after[position:], start=position):
             lowered_word = word.lower()
             if lowered_word in DETERMINERS or lowered_word in ("name", "names", "kind", "kinds", "type", "types", "sort", "form", "of") or word[:1].isupper() or word.endswith(("'s", "’s")):
                 continue
             if lowered_word not in STOPWORDS and lowered_word not in AUXILIARIES:
                 head = lowered_word
+                following = after[place + 1].lower() if place + 1 < len(after) else ""
+                if stem(following) in _CODE_KIND_STEMS:  # "which environment variable": the kind is the noun it modifies
+                    return QuestionShape(match.group(1), focus=(stem(head), stem(following)), names=names, wants_more=wants_more)
             break
         return QuestionShape(match.group(1), focus=(stem(head),) if head else (), names=names, wants_more=wants_more)
     if re.search(r"\bhow\b", lowered):
@@ -553,8 +564,18 @@ def _has_answer_type(kind: str, sentence: str, question_stems: set[str], focus: 
     if kind == "how":
         return bool(_MANNER.search(new_text))
     if kind in ("what", "which") and focus:
-        return bool(set(focus) & {stem(word) for word in _words(sentence)})
+        if set(focus) & {stem(word) for word in _words(sentence)}:
+            return True
+        return bool(set(focus) & _CODE_KIND_STEMS) and any(_new_code(match.group(), question_stems) for match in _CODE_NAME.finditer(sentence))
     return False
+
+
+_CODE_KIND_STEMS = frozenset(stem(word) for word in CODE_KINDS)
+
+
+def _new_code(name: str, question_stems: set[str]) -> bool:
+    """Whether a name written as code says something the question does not: one of its words is not the question's."""
+    return any(stem(word) not in question_stems for word in tokens(name))
 
 
 def rank_sentences(question: str, candidates: Sequence[str], *, question_shape: QuestionShape | None = None, priors: Sequence[float] | None = None,
