@@ -283,3 +283,44 @@ def test_a_pdf_with_a_damaged_cross_reference_is_repaired_silently(binary_fixtur
     assert [page.number for page in extraction.pages] == [1, 2, 3] and "iron ring experiment" in extraction.pages[2].text
     assert capfd.readouterr().err == ""  # nothing printed past the report
     assert extract(data, Path("sound.pdf")).notes == ()
+
+
+def test_html_note_marks_and_permalinks_go_and_the_notes_and_words_stay():
+    from llmwiki.ingest.html import html_content
+
+    page = """<html><body><main><h1>Keys<a class="headerlink" href="#keys">¶</a></h1>
+    <p>The basic action keys <a href="#ftn.2"><sup>[2] </sup></a> are + and -.</p>
+    <p>Modules are cached<a class="footnote-reference" role="doc-noteref" href="#id8"><span>[</span>1<span>]</span></a> once.</p>
+    <p>Texinfo marks a note so<sup><a href="#FOOT1">1</a></sup>.</p>
+    <p>See <a href="#keys">the keys section</a> and item [3] of the list.</p>
+    <div class="footnotes"><p id="ftn.2">[2] Some keys differ on other terminals.</p></div>
+    </main></body></html>"""
+    content = html_content(page)
+    text = content.markdown
+    assert "keys are + and -." in text and "Modules are cached once." in text and "a note so." in text  # marks gone, sentences whole
+    assert "Some keys differ on other terminals." in text  # the note itself stays
+    assert "the keys section" in text and "item [3] of the list" in text  # control: words in a link, a bracket not linked
+    assert "¶" not in text
+    assert sorted(item.reason for item in content.dropped if item.reason == "footnote mark") == ["footnote mark"] * 3
+
+
+def test_a_pdf_without_a_title_in_its_metadata_takes_the_title_its_first_page_shows(tmp_path):
+    from fpdf import FPDF
+
+    def made(name: str, title_page: bool) -> Path:
+        pdf = FPDF()
+        pdf.add_page()
+        if title_page:
+            pdf.set_font("Helvetica", size=22)
+            pdf.cell(0, 12, "Kettle Maker: the Boiling Manual", new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", size=30)
+            pdf.cell(0, 20, "K", new_x="LMARGIN", new_y="NEXT")  # a one-letter logo set larger names nothing
+        pdf.set_font("Helvetica", size=11)
+        for _ in range(3):
+            pdf.multi_cell(0, 6, "An electric kettle heats water with a coiled element in its base. It switches itself off when the water boils.", new_x="LMARGIN", new_y="NEXT")
+        path = tmp_path / name
+        pdf.output(str(path))
+        return path
+
+    assert read(made("titled.pdf", True)).title == "Kettle Maker: the Boiling Manual"
+    assert read(made("plain.pdf", False)).title != "An electric kettle heats water with a coiled element in its base."  # control: body text is no title

@@ -13,6 +13,7 @@ import tarfile
 import pytest
 
 from conftest import FIXTURES, services_for
+from llmwiki.ingest.extract import EXTRACTOR_VERSIONS
 from llmwiki.pages import CITATION, read_page
 from llmwiki.publish.relocate import quoted_before, relocated
 from llmwiki.records import Chunk
@@ -44,10 +45,10 @@ def test_an_older_workspace_is_read_again_and_keeps_its_citations_and_verdicts(l
 
     report = ingest_paths(legacy)
     assert report.count("re-extracted") == 2 and not report.problems
-    assert {document.parser.split(" (")[0] for document in store.documents(kind="source")} == {"html 2", "markdown 2"}
+    assert {document.parser.split(" (")[0] for document in store.documents(kind="source")} == {f"html {EXTRACTOR_VERSIONS['html']}", f"markdown {EXTRACTOR_VERSIONS['markdown']}"}
     summary = (legacy.root / "wiki/summaries/kettles.md").read_text(encoding="utf-8")
     assert "¶" not in summary and "Permalink" not in summary and "next" not in summary
-    assert "read: html 2" in summary  # the summary says which extractor its source was read with
+    assert f"read: html {EXTRACTOR_VERSIONS['html']}" in summary  # the summary says which extractor its source was read with
     # The saved answer was not rewritten, but every citation now names a chunk that exists and holds its quote.
     body = read_page(legacy.root, ANSWER).body
     assert body != old_answer and ANSWER in report.relocated and not report.quotes_gone

@@ -30,7 +30,7 @@ from llmwiki.records import Block, Extraction, PageText
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 2, "text": 2, "html": 2, "pdf": 2, "docx": 2}
+EXTRACTOR_VERSIONS = {"markdown": 2, "text": 2, "html": 3, "pdf": 3, "docx": 2}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")

@@ -11,7 +11,8 @@ the vocabulary every site generator shares, never by one site's class names:
    id names them chrome in plain words (nav, menu, breadcrumb, sidebar, footer, a header without a heading);
    and at the top and bottom of the content, runs of blocks that are nothing but links (a "Prev | Up |
    Next" bar, a language switcher).
-3. A link to an anchor of the page whose text is one symbol ("¶", "§", "#") is a permalink and goes; every
+3. A link to an anchor of the page whose text is one symbol ("¶", "§", "#") is a permalink and goes, and so does
+   a raised note mark ("[2]", a superscript "1", a link in the note-reference role: the note stays); every
    other link keeps its text and loses its target (a reader sees the words, not the address).
 
 The rest becomes Markdown through markdownify: headings ``#``, paragraphs on one line (source line breaks are
@@ -39,6 +40,7 @@ _CHROME_WORDS = frozenset({"nav", "navbar", "navigation", "navheader", "navfoote
 _CHROME_PARTS = ("sidebar", "navbar", "breadcrumb", "navheader", "navfooter")
 _ATTRIBUTE_WORD = re.compile(r"[a-z]+")
 _PERMALINK_TEXT = frozenset({"", "¶", "§", "#", "🔗", "⚓", "∞", "†"})
+_NOTE_MARK = re.compile(r"^\[?\s*(?:\d{1,3}|[a-z]|[*†‡])\s*\]?$")
 _SKIP_LINK = re.compile(r"^\s*(?:skip|jump)\s+to\b", re.IGNORECASE)
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # Elements that hold blocks: the ones a class or id can name chrome (a link or a word inside a paragraph is content).
@@ -128,6 +130,22 @@ def _remove_permalinks(root, dropped: list[Dropped]) -> None:
             link.decompose()
         elif href.startswith("#") and _SKIP_LINK.match(text):
             _drop(link, "skip link", dropped)
+        elif href.startswith("#") and _is_note_mark(link, text):
+            dropped.append(Dropped(reason="footnote mark", text=text))
+            mark = link.find_parent("sup") if link.find_parent("sup") is not None and _text(link.find_parent("sup")) == _text(link) else link
+            before, after = mark.previous_sibling, mark.next_sibling
+            if isinstance(before, str) and isinstance(after, str) and before[-1:].isspace() and after[:1].isspace():
+                after.replace_with(after.lstrip())  # "keys [2] are" reads "keys are", not "keys  are"
+            mark.decompose()
+
+
+def _is_note_mark(link, text: str) -> bool:
+    """A link to a note on the same page that a reader sees as a raised mark, not words: "[2]", a superscript "1",
+    or whatever a link in the note-reference role holds. The note itself stays where the page puts it."""
+    if not _NOTE_MARK.match(text):
+        return False
+    raised = link.find("sup") is not None or link.find_parent("sup") is not None
+    return raised or link.get("role") == "doc-noteref" or text.startswith("[")
 
 
 def _link_share(element) -> tuple[float, int]:

@@ -290,6 +290,23 @@ def _reading_order(page: _Page) -> list[Line]:
     return ordered
 
 
+def _title_page_title(pages: list[_Page], body_size: float) -> str | None:
+    """The title a reader sees on the first page with text, where the PDF's metadata names none: the lines of the
+    largest size that stands out from the body text and sets two words or more, top down (at most three:
+    "Asymptote: the Vector Graphics" / "Language", not the one-word logo set larger below them); None where no
+    line stands out (a first page of plain text)."""
+    page = next((page for page in pages if any(line.text.strip() for line in page.lines)), None)
+    if page is None:
+        return None
+    sizes = sorted({round(line.size, 1) for line in page.lines if line.size >= body_size * 1.2}, reverse=True)
+    for size in sizes:
+        lines = sorted((line for line in page.lines if abs(line.size - size) <= size * 0.05 and line.text.strip()), key=lambda line: (-line.top, line.x0))[:3]
+        title = " ".join(" ".join(line.text for line in lines).split())
+        if len(re.findall(r"[^\W\d_]{2,}|\d+(?:\.\d+)*", title)) >= 2:
+            return title
+    return None
+
+
 def _normalised_title(text: str) -> str:
     text = re.sub(r"^(?:chapter|section|part|appendix)?\s*[\dA-Z]{0,3}(?:\.\d+)*\.?\s+", "", text.strip(), flags=re.IGNORECASE)
     return re.sub(r"\W+", " ", text.lower()).strip()
@@ -529,7 +546,7 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
     first_heading = next((text.lstrip("# ") for blocks in rendered for kind, text, level in blocks if kind == "heading" and level == 1), None)
     if any(kind != "section" for blocks in rendered for kind, _, _ in blocks) is False:
         raise IngestError(path, "has no text left once its page furniture is set aside (contents, index, running heads)", "Check that it is the document you meant, or remove it from sources/")
-    title = metadata_title or first_heading
+    title = metadata_title or _title_page_title(pages, body_size) or first_heading
     notes = (f"{len(ocr_texts)} page(s) read by OCR (tesseract)",) if ocr_texts else ()
     if missing_ocr:
         notes += ("some pages have no text layer and were left out: install tesseract-ocr to read them",)
