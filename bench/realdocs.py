@@ -1,7 +1,7 @@
 """Real documents: extraction, sentence boundaries, the wiki and answers, on ../shared/data/realdocs.
 
     python bench/realdocs.py [--data ../shared/data/realdocs] [--workspace DIR] [--rebuild]
-                             [--only extract,sentences,build,wiki,context,qa] [--extra DIR ...]
+                             [--only extract,sentences,build,wiki,context,qa,written] [--extra DIR ...]
 
 One run prints, each beside its reference in the same run:
 
@@ -21,6 +21,9 @@ One run prints, each beside its reference in the same run:
   cover.
 - **context** and **qa**: per question set, the selector's context holding a reference, and
   ``llmwiki ask --batch --json`` scored as ``tools/qa_score.py`` scores it.
+- **written** (not run by default): the same scoring on the questions written here from the same documents
+  (``training/data``: fact questions that reuse a sentence's words, fact questions in other words, yes/no
+  questions), a check on an answer rule beside the measuring sets, which no rule may be fitted on.
 
 The workspace is kept in --workspace between runs (default: a folder under the system's temporary
 folder); --rebuild makes it again after a change to extraction, chunking or generation.
@@ -72,6 +75,26 @@ def load_questions(path: Path) -> list[dict]:
 
 def question_sets(data: Path) -> dict[str, list[dict]]:
     return {path.stem: load_questions(path) for path in sorted((data / "questions").glob("*.tsv"))}
+
+
+WRITTEN = {"words reused": "realdocs_questions.tsv", "other words": "realdocs_paraphrased.tsv", "yes/no": "realdocs_yes_no.tsv"}
+
+
+def written_sets() -> dict[str, list[dict]]:
+    """The questions written here from the realdocs documents (``training/data``, never the measuring sets): a
+    second check on a rule, on questions no rule was written from. Both corpora in each set; no stating file."""
+    sets = {}
+    for label, name in WRITTEN.items():
+        path = REPO / "training" / "data" / name
+        if not path.is_file():
+            continue
+        rows = []
+        for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+            corpus, question, references = line.split("\t")[:3]
+            kind = "yesno" if label == "yes/no" else "fact"
+            rows.append({"kind": kind, "question": question, "references": [part.strip() for part in references.split("|")], "file": "", "evidence": ""})
+        sets[f"written, {label}"] = rows
+    return sets
 
 
 def corpus_files(data: Path) -> list[Path]:
@@ -525,10 +548,14 @@ def main() -> None:
         summary_table(args.workspace)
     if "context" in parts:
         context_table(args.workspace, sets)
+    answered = {}
+    if "written" in parts:
+        print("\nQuestions written here from the same documents (training/data; cites: not applicable)", end="")
+        answered |= qa_table(args.workspace, written_sets())
     if "qa" in parts:
-        answered = qa_table(args.workspace, sets)
-        if args.answers:
-            args.answers.write_text("".join(json.dumps(row) + "\n" for rows in answered.values() for row in rows), encoding="utf-8")
+        answered |= qa_table(args.workspace, sets)
+    if args.answers and answered:
+        args.answers.write_text("".join(json.dumps(dict(row, set=name)) + "\n" for name, rows in answered.items() for row in rows), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -171,9 +171,9 @@ def test_yes_no_questions_get_a_verdict_that_quotes_its_sentence(physics):
 def test_a_negated_questions_no_says_the_passage_states_it_without_the_not(physics):
     services = services_for(physics, backend=ExtractiveBackend())
     negated = answer_question(physics, "Did Becquerel not win the 1903 Nobel Prize in Physics?", services=services)
-    assert negated.verdict == "no" and 'the question says "not", the passage does not' in negated.text and "won the 1903 Nobel Prize" in negated.text
+    assert negated.verdict == "no" and '(The question says "not", the passage does not.)' in negated.text and "won the 1903 Nobel Prize" in negated.text
     other = answer_question(physics, "Did Becquerel win the 1911 Nobel Prize in Physics?", services=services)  # control: a no of another kind
-    assert other.verdict == "no" and "numbers not in the excerpt: 1911" in other.text and '"not"' not in other.text
+    assert other.verdict == "no" and "(Numbers not in the excerpt: 1911.)" in other.text and '"not"' not in other.text
 
 
 def test_a_yes_no_question_that_opens_with_an_adjunct_gets_a_verdict(physics):
@@ -232,6 +232,19 @@ def test_a_sentence_that_points_back_is_quoted_after_the_sentence_it_points_at(w
     assert answer.text.count("[c") == 1  # the two sentences are one quotation: with them the answer has its two sentences
     control = ask_by_hand(workspace, "When do wombats feed on native grasses?")
     assert control.text.split(" [c")[0] == "Wombats feed at night on native grasses, roots and bark."  # a sentence that stands alone stands alone
+
+
+def test_an_it_before_an_it_is_quoted_after_the_sentence_it_points_at_not_guessed(workspace):
+    with_sources(workspace, modules=(
+        "# Module attributes\n\n`__file__` is optional (if set, value must be a string). "
+        "It indicates the pathname of the file from which the module was loaded. "
+        "It might be missing for modules that are statically linked into the interpreter.\n\n"
+        "Packages are modules that hold other modules in a folder of their own.\n"))
+    answer = ask_by_hand(workspace, "Which modules might be missing a pathname because they are statically linked into the interpreter?")
+    assert answer.text.split(" [c")[0] == ("`__file__` is optional (if set, value must be a string). "
+                                          "It indicates the pathname of the file from which the module was loaded. "
+                                          "It might be missing for modules that are statically linked into the interpreter.")
+    assert "[Value]" not in answer.text  # control of the guess this replaces: "value" is the last noun before "It"
 
 
 def test_a_yes_or_no_about_someone_is_decided_by_a_passage_that_mentions_them(workspace):
@@ -663,7 +676,7 @@ def test_an_equally_close_sentence_with_another_year_does_not_outweigh_one_that_
 def test_a_comparison_is_read_both_ways(workspace):
     with_sources(workspace, brothers="# The Coolidge brothers\n\nCalvin was older than John by three years. John became a railway clerk in Boston.\n")
     reversed_ = ask_by_hand(workspace, "Was John older than Calvin?")  # an NLI model reads both orders as the same sentence
-    assert reversed_.verdict == "no" and "(the other way round)" in reversed_.text
+    assert reversed_.verdict == "no" and "(The other way round.)" in reversed_.text
     control = ask_by_hand(workspace, "Was Calvin older than John?")
     assert control.verdict == "yes" and "Calvin was older than John" in control.text
 
@@ -674,7 +687,7 @@ def test_a_comparison_is_settled_by_a_sentence_that_orders_its_two_sides(workspa
     yes = ask_by_hand(workspace, "Is an Asian elephant smaller than an African elephant?")  # the opposite comparative, the sides turned
     assert yes.verdict == "yes" and "typically larger than the Asian" in yes.text
     no = ask_by_hand(workspace, "Is an Asian elephant larger than an African elephant?")  # control: the same sentence, the statement turned
-    assert no.verdict == "no" and "typically larger than the Asian" in no.text and "the other way round" in no.text
+    assert no.verdict == "no" and "typically larger than the Asian" in no.text and "(The other way round.)" in no.text
     from llmwiki.read.readings.comparisons import _agreement
     from llmwiki.read.readings.comparisons import comparison_order as _comparison_order
 
@@ -691,7 +704,7 @@ def test_a_comparison_is_settled_by_a_sentence_that_orders_its_two_sides(workspa
 def test_a_comparison_with_any_verb_is_read_both_ways(workspace):
     with_sources(workspace, cattle="# Cattle\n\nBulls weigh more than cows, often by half again. Cows graze in herds on open pasture.\n")
     reversed_ = ask_by_hand(workspace, "Do cows weigh more than bulls?")
-    assert reversed_.verdict == "no" and "the other way round" in reversed_.text
+    assert reversed_.verdict == "no" and "(The other way round.)" in reversed_.text
     control = ask_by_hand(workspace, "Do bulls weigh more than cows?")
     assert control.verdict == "yes" and "Bulls weigh more than cows" in control.text
     from llmwiki.read.readings.comparisons import converse
@@ -806,7 +819,7 @@ def test_the_models_contradiction_is_no_no_where_the_sentence_leaves_out_the_sta
     silent = answer_question(workspace, "Was the Kelso Mill powered by steam in 1921?", services=services)
     assert silent.verdict is None and silent.text.startswith("The sources do not settle this")
     control = answer_question(workspace, "Was the Kelso Mill powered by steam?", services=services)  # every name and number there
-    assert control.verdict == "no" and "(the passage contradicts it)" in control.text
+    assert control.verdict == "no" and "(The passage contradicts it.)" in control.text
 
 
 KANGAROO = ("# Kangaroo\n\nA kangaroo is a marsupial from the family Macropodidae. Kangaroos are large animals that graze on grass in "

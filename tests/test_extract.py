@@ -324,3 +324,24 @@ def test_a_pdf_without_a_title_in_its_metadata_takes_the_title_its_first_page_sh
 
     assert read(made("titled.pdf", True)).title == "Kettle Maker: the Boiling Manual"
     assert read(made("plain.pdf", False)).title != "An electric kettle heats water with a coiled element in its base."  # control: body text is no title
+
+
+def test_a_pdf_line_that_opens_with_a_dash_goes_on_with_the_sentence_unless_a_list_is_begun(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    lines = ["The script option names a command to be executed when a fit is interrupted",
+             "- see the fit command. This setting takes precedence over the default.",
+             "",
+             "The kettle has three settings:",
+             "- a low setting for keeping water warm,",
+             "- a high setting for boiling water quickly."]
+    for line in lines:
+        pdf.cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "dashes.pdf"
+    pdf.output(str(path))
+    text = "\n".join(block.text for page in read(path).pages for block in page.blocks)
+    assert "when a fit is interrupted - see the fit command." in text and "- see the fit command." not in text.splitlines()  # one sentence, not an item
+    assert "- a low setting for keeping water warm," in text.splitlines() and "- a high setting for boiling water quickly." in text.splitlines()  # control

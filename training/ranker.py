@@ -13,6 +13,10 @@ entailment) and 8 negatives (the 6 best-ranked by hand that hold no
 reference, and 2 others; label not-entailment), trained with the
 verifier's loss from its shipped weights (``llmwiki.verify.train``).
 
+--written TSV adds questions written here from real documentation (corpus, question, references; in
+training/data/, never the realdocs question sets, which are for measuring), asked of the realdocs
+workspace that bench/realdocs.py builds. Measured, not shipped: see docs/experiments.md.
+
 --hold-out SET trains on the other sets and prints how the held-out set's
 questions rank (hand ranking against hand + ranker) instead of writing
 weights; bench/ranker.py does this for each set. Without it the model is
@@ -84,6 +88,32 @@ def collected(data: Path, workspace_folder: Path, *, again: bool = False) -> lis
     workspace = build_workspace(data, workspace_folder)
     rows = collect(workspace, [entry for entry in load_questions(data) if reference_kind(entry) == "fact"])
     cache.write_text(json.dumps(rows), encoding="utf-8")
+    return rows
+
+
+def load_written(path: Path) -> list[dict]:
+    """Questions written here from real documentation (``training/data/realdocs_questions.tsv``: corpus, question,
+    references separated by " | "), as ``load_questions`` gives S08's: the corpus is the set."""
+    entries = []
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        if line.strip():
+            corpus, question, references = line.split("\t")[:3]
+            entries.append({"question": question.strip(), "set": corpus.strip(), "answers": [reference.strip() for reference in references.split("|")]})
+    return entries
+
+
+def collected_written(path: Path, workspace_folder: Path, *, again: bool = False) -> list[dict]:
+    """``collect`` over the written questions, asked of the realdocs workspace that ``bench/realdocs.py`` builds, kept
+    beside it."""
+    from llmwiki.workspace import Workspace
+
+    cache = workspace_folder / f"ranker-{path.stem}-pairs.json"
+    if cache.is_file() and not again and json.loads(cache.read_text(encoding="utf-8")).get("questions") == path.read_text(encoding="utf-8"):
+        return json.loads(cache.read_text(encoding="utf-8"))["rows"]
+    if not (workspace_folder / "wiki" / "index.md").is_file():
+        sys.exit(f"{workspace_folder}: no realdocs workspace; build it with: python bench/realdocs.py --workspace {workspace_folder}")
+    rows = collect(Workspace.open(workspace_folder), load_written(path))
+    cache.write_text(json.dumps({"questions": path.read_text(encoding="utf-8"), "rows": rows}), encoding="utf-8")
     return rows
 
 
@@ -185,6 +215,9 @@ def main(argv=None) -> None:
     parser.add_argument("--hold-out", choices=SETS, help="train on the other sets and report this one's ranking; writes nothing")
     parser.add_argument("--sets", type=lambda text: tuple(text.split(",")), default=SETS[:3],
                         help="the sets trained on (default set1,set2,set3: bench/qa.py asks set 4's questions of a workspace without its articles, as off-topic ones)")
+    parser.add_argument("--written", type=Path, action="append", default=[],
+                        help="also train on questions written from real documentation (e.g. training/data/realdocs_paraphrased.tsv), asked of --written-workspace")
+    parser.add_argument("--written-workspace", type=Path, default=Path("/tmp/llmwiki-bench-realdocs"), help="the workspace bench/realdocs.py builds")
     parser.add_argument("--epochs", type=float, default=1.0)
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--seed", type=int, default=7)
@@ -193,6 +226,7 @@ def main(argv=None) -> None:
         sys.exit(f"{args.data}: CMU QA S08 is absent (it lives in ../shared/data, see its README); give --data")
     rows = collected(args.data, args.workspace, again=args.recollect)
     training = [row for row in rows if row["set"] in args.sets and row["set"] != args.hold_out]
+    training += [row for path in args.written for row in collected_written(path, args.written_workspace)]
     pairs = training_pairs(training, seed=args.seed)
     print(f"{len(training)} questions, {len(pairs)} pairs", file=sys.stderr)
     started = time.perf_counter()
@@ -204,7 +238,7 @@ def main(argv=None) -> None:
         print(json.dumps({"held_out": args.hold_out, "hand": hits(held), "ranker": hits(held, ranker)}))
         return
     sums = save_shipped(model, args.out)
-    report = {"base": "llmwiki-nli (llmwiki/verify/weights)", "data": f"CMU QA S08 {', '.join(args.sets)}, fact questions", "questions": len(training), "pairs": len(pairs),
+    report = {"base": "llmwiki-nli (llmwiki/verify/weights)", "data": f"CMU QA S08 {', '.join(args.sets)}, fact questions" + "".join(f"; {path.name}" for path in args.written), "questions": len(training), "pairs": len(pairs),
               "epochs": args.epochs, "lr": args.lr, "batch_size": 16, "max_length": MAX_LENGTH, "seed": args.seed, "seconds": round(seconds, 1), "sha256": sums}
     (args.out / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))

@@ -401,6 +401,13 @@ def _char_width(lines: list[Line]) -> float:
     return max(statistics.median(widths), 1.0) if widths else 5.0
 
 
+def _continues_with_a_dash(previous: Line, line: Line) -> bool:
+    """Whether a line that opens with a dash goes on with the sentence of the line before ("... when a fit is
+    interrupted" / "— see fit (p. 91)."): a dash is a list's bullet only after a line that ends a sentence, a colon or
+    another item; "•" and numbers always are."""
+    return line.text[:1] in "–—-" and not _TERMINAL.search(previous.text) and not previous.text.rstrip().endswith(":") and not _BULLET.match(previous.text)
+
+
 def _starts_paragraph(previous: Line, line: Line, *, pitch: float, column_right: float, body_size: float) -> bool:
     """Whether line opens a new paragraph after previous."""
     if previous.kind != "text":
@@ -408,7 +415,7 @@ def _starts_paragraph(previous: Line, line: Line, *, pitch: float, column_right:
     gap = previous.bottom - line.bottom
     if gap > pitch * 1.4 or gap < -body_size:  # a wider gap, or a jump up (a new column)
         return True
-    if _BULLET.match(line.text):
+    if _BULLET.match(line.text) and not _continues_with_a_dash(previous, line):
         return True
     if abs(line.size - previous.size) > 1:
         return True

@@ -18,7 +18,7 @@ from pathlib import Path
 from llmwiki.pages import CITATION
 from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
 from llmwiki.read.select import Selection, select
-from llmwiki.text import DEMONSTRATIVES, alternation, parsing, stem, tokens
+from llmwiki.text import DEMONSTRATIVES, OPENING_PRONOUNS, alternation, parsing, stem, tokens
 from llmwiki.text.questions import last_people, rank_sentences, reads_as_prose, resolve_opening_pronoun, shape
 from llmwiki.workspace import Workspace
 
@@ -75,17 +75,22 @@ class Candidate:
     @functools.cached_property
     def _before(self) -> tuple[str, str]:
         """(the sentence before, when it is prose in the same chunk; the chunk's text before that), or ('', '')."""
-        from llmwiki.text.segment import sentence_spans
+        return sentence_before(CITATION.sub("", self.chunk_text[: self.offset]))
 
-        before = CITATION.sub("", self.chunk_text[: self.offset]).rstrip()
-        spans = sentence_spans(before)
-        if not spans:
-            return "", ""
-        start, end = spans[-1]
-        sentence = " ".join(before[start:end].split())
-        if len(sentence.split()) < 4 or not reads_as_prose(sentence) or sentence.startswith(("#", "|", "- [")):
-            return "", ""
-        return sentence, before[:start][-400:]
+
+def sentence_before(text: str) -> tuple[str, str]:
+    """(the last sentence of the text, when it is prose; the text before it, its last 400 characters), or ('', '')."""
+    from llmwiki.text.segment import sentence_spans
+
+    before = text.rstrip()
+    spans = sentence_spans(before)
+    if not spans:
+        return "", ""
+    start, end = spans[-1]
+    sentence = " ".join(before[start:end].split())
+    if len(sentence.split()) < 4 or not reads_as_prose(sentence) or sentence.startswith(("#", "|", "- [")):
+        return "", ""
+    return sentence, before[:start][-400:]
 
 
 def opens_with_a_thing(sentence: str, preceding: str) -> bool:
@@ -201,14 +206,20 @@ def shown(candidate: Candidate) -> str:
 def quote(candidate: Candidate) -> str:
     """The candidate as an answer quotes it, with its citation: after the sentence it points back at or whose thing its
     "it" stands for (``Candidate.quoted_before``), else as shown (a person's name in brackets for "he" or "she"). The
-    sentence before may open with a pronoun too ("They interact ... They often feed ..."): that one is resolved from
+    sentence before may open with a pronoun too: an "it" for a thing is quoted after the sentence before it in turn
+    (three sentences: a guess from a bracket, "[Value] indicates ...", misleads); a "they" or "he" is resolved from
     the text before it, or to the title where the passage names what the title names ("beetles" in "Beetle"), else
     left as written."""
     before = candidate.quoted_before
     if not before:
         return f"{shown(candidate)} [c{candidate.chunk_id}]"
+    preceding = candidate.quoted_before_preceding
+    if opens_with_a_thing(before, preceding) and not before.startswith(("They", "Their")):
+        earlier, _ = sentence_before(preceding)  # "`__file__` is optional. It indicates the pathname ... It might be missing ..."
+        if earlier and earlier.split(" ", 1)[0].lower() not in OPENING_PRONOUNS:  # a third pronoun in a row: resolved as before
+            return f"{earlier} {before} {candidate.sentence} [c{candidate.chunk_id}]"
     referent = candidate.referent if _names_the_title(candidate.passage, candidate.referent) else ""
-    return f"{resolve_opening_pronoun(before, referent, preceding=candidate.quoted_before_preceding)} {candidate.sentence} [c{candidate.chunk_id}]"
+    return f"{resolve_opening_pronoun(before, referent, preceding=preceding)} {candidate.sentence} [c{candidate.chunk_id}]"
 
 
 def _names_the_title(passage: str, title: str) -> bool:

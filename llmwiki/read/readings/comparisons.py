@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from llmwiki.pages import CITATION
 from llmwiki.read.candidates import quote, shown
-from llmwiki.read.readings.core import Decision, Example, reading, unsettled
+from llmwiki.read.readings.core import Decision, Example, aside, reading, unsettled
 from llmwiki.text import CLAUSE_BREAK, DETERMINERS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 from llmwiki.text.questions import question_words
@@ -111,7 +111,7 @@ def comparison_in_a_sentence(case: Case) -> Decision | None:
             continue
         if sign > 0:
             return Decision(f"Yes — {quote(candidate)}", verdict="yes", reason="the sentence compares the two in the question's order")
-        return Decision(f"No — {quote(candidate)} (the other way round)", verdict="no", reason="the sentence compares the two the other way round")
+        return Decision(f"No — {quote(candidate)} {aside('the other way round')}", verdict="no", reason="the sentence compares the two the other way round")
     return None
 
 
@@ -133,13 +133,13 @@ def comparison_both_ways(case: Case) -> Decision | None:
         return None
     quoted = reply.text.removeprefix("Yes — ")
     if order < 0:
-        return Decision(f"No — {quoted} (the other way round)", verdict="no", reason="the supporting sentence compares the two the other way round")
+        return Decision(f"No — {quoted} {aside('the other way round')}", verdict="no", reason="the supporting sentence compares the two the other way round")
     other = case.settled_converse
     if other.verdict != "yes":
         return None
     if reply.verdict == "yes":
         return unsettled(f" — they read the comparison both ways: {quoted}", reason="the sources support the comparison both ways")
-    return Decision(f"No — {other.text.removeprefix('Yes — ')} (the other way round)", verdict="no",
+    return Decision(f"No — {other.text.removeprefix('Yes — ')} {aside('the other way round')}", verdict="no",
                     reason=f"the sources support the converse: {case.turned}")
 
 

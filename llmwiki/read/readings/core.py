@@ -54,6 +54,13 @@ class Decision:
 NOT_SETTLED = "The sources do not settle this"
 
 
+def aside(reason: str) -> str:
+    """A verdict's reason as the answer shows it after the quote: a sentence of its own in brackets ("(The passage
+    says 1841, not 1850.)"), so that every part of an answer reads as a whole sentence."""
+    reason = reason.strip().rstrip(".")
+    return f"({reason[:1].upper()}{reason[1:]}.)" if reason else ""
+
+
 def unsettled(rest: str, *, reason: str) -> Decision:
     """A yes/no question left unsettled: "The sources do not settle this" and ``rest`` (what the answer quotes)."""
     return Decision(f"{NOT_SETTLED}{rest}", reason=reason, unsettled=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from llmwiki.read.candidates import quote
-from llmwiki.read.readings.core import Decision, Example, reading, unsettled
+from llmwiki.read.readings.core import Decision, Example, aside, reading, unsettled
 from llmwiki.read.readings.evidence import speaks_to, why_not
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def _denial(case: StatementCase, item) -> Decision:
     if not item.check.contradicted:
         why = "; ".join(filter(None, ("the passage contradicts it", why)))
     rules = sorted({opposition.rule for opposition in item.check.opposed})  # which rule found each opposite
-    return Decision(f"No — {quote(item.candidate)} ({why})", verdict="no", reason=why + (f" (found by: {', '.join(rules)})" if rules else ""))
+    return Decision(f"No — {quote(item.candidate)} {aside(why)}", verdict="no", reason=why + (f" (found by: {', '.join(rules)})" if rules else ""))
 
 
 _VOLTA = ("Alessandro Volta", "Alessandro Volta was an Italian physicist. He invented the electric battery in 1800. Volta was born in Como.")
