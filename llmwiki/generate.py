@@ -228,11 +228,14 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     terms = candidate_terms([chunk.text for chunk in chunks], common_words=english_words(), leave_out=[document.title or ""])
     taken: list[str] = []
     quoted: set[int] = set()  # each sentence is quoted by one concept at most (the summary may quote it too)
+    plain = [re.sub(r"[`*_]", "", sentence.text.lower()) for sentence in sentences]
     for term in terms:
+        if any(term_key(term.name) == term_key(other) for other in taken) or (shared is not None and not shared(term_key(term.name))):
+            continue  # a term that no other document takes up has no page of its own
         pattern = mention_pattern(term.name)
-        mentions = [index for index, sentence in enumerate(sentences) if index not in quoted and pattern.search(re.sub(r"[`*_]", "", sentence.text.lower()))]
-        if not mentions or any(term_key(term.name) == term_key(other) for other in taken) or (shared is not None and not shared(term_key(term.name))):
-            continue  # a term no whole sentence explains, or that no other document takes up, has no page of its own
+        mentions = [index for index, text in enumerate(plain) if index not in quoted and pattern.search(text)]
+        if not mentions:
+            continue  # nor one that no whole sentence explains
         taken.append(term.name)
         top = sorted(sorted(mentions, key=lambda index: (-scores[index], index))[:3])
         quoted.update(top)

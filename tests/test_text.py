@@ -94,3 +94,29 @@ def test_classes_are_built_from_each_other():
     assert set(text.GENDER_SWAPS) <= set(text.GENDER) and all(text.GENDER[a] != text.GENDER[b] for a, b in text.GENDER_SWAPS.items())
     assert re.fullmatch(text.alternation({"the", "these"}), "these") and not re.fullmatch(text.alternation({"the", "these"}), "th")
     assert re.fullmatch(text.YEAR, "1911") and re.fullmatch(text.YEAR, "2024") and not re.fullmatch(text.YEAR, "3011")
+
+
+def test_mention_counts_in_one_pass_agree_with_the_pattern_for_every_name():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from llmwiki.text.terms import mention_counts, mention_pattern
+
+    pieces = ["os", "path", "join", "set", "logscale", "x", "file", "files", "_init_", "-o", ".", "()", " ", " ", ", ", "-", "__"]
+    texts = st.lists(st.sampled_from(pieces), max_size=40).map("".join)
+    names = st.lists(st.lists(st.sampled_from(pieces[:12]), min_size=1, max_size=4).map("".join).filter(lambda name: name.strip() == name and name.strip()), min_size=1, max_size=6)
+
+    @settings(max_examples=300, deadline=None)
+    @given(texts, names)
+    def agree(text, candidates):
+        counts = mention_counts(candidates, text)
+        for name in candidates:
+            # every place the pattern matches, overlapping ones too ("x x" twice in "x x x")
+            everywhere = re.findall(rf"(?={mention_pattern(name).pattern})", text)
+            assert counts[name] == len(everywhere)
+
+    agree()
+    text = "the os.path module; os.path.join() and os.path are used. set logscale x; unset logscale -o x__init__"
+    names = ["os.path", "os.path.join()", "set logscale", "logscale", "-o", "__init__", "module", "absent"]
+    assert mention_counts(names, text) == {name: len(mention_pattern(name).findall(text)) for name in names} == {
+        "os.path": 3, "os.path.join()": 1, "set logscale": 1, "logscale": 2, "-o": 1, "__init__": 0, "module": 1, "absent": 0}

@@ -92,6 +92,35 @@ def mention_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(name.lower().rstrip('()'))}(?![\w])")
 
 
+def mention_counts(names: Iterable[str], text: str) -> dict[str, int]:
+    """How often the text (lower case, its `*_ marks taken out) mentions each name, as ``mention_pattern`` finds it,
+    in one pass over the text: each name is looked for only where its rarest word stands, so a manual of a
+    thousand pages with tens of thousands of candidate terms is read in seconds, not a scan of it per term."""
+    places: dict[str, list[int]] = {}
+    for match in _WORD_RUN.finditer(text):
+        places.setdefault(match.group(), []).append(match.start())
+    counts = {}
+    for name in names:
+        needle = name.lower().rstrip("()")
+        words = [(match.group(), match.start()) for match in _WORD_RUN.finditer(needle)]
+        if not words:
+            counts[name] = len(mention_pattern(name).findall(text))
+            continue
+        word, offset = min(words, key=lambda item: len(places.get(item[0], ())))
+        count = 0
+        for place in places.get(word, ()):
+            start, end = place - offset, place - offset + len(needle)
+            if (start >= 0 and text.startswith(needle, start) and not (start > 0 and _WORD_CHAR.match(text[start - 1]))
+                    and not (end < len(text) and _WORD_CHAR.match(text[end]))):
+                count += 1
+        counts[name] = count
+    return counts
+
+
+_WORD_RUN = re.compile(r"\w+")
+_WORD_CHAR = re.compile(r"\w")
+
+
 def _clean_heading(text: str) -> str:
     text = text.lstrip("#").strip().strip("*_`").strip()
     text = _NUMBERING.sub("", text)
@@ -152,10 +181,11 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
     plain = re.sub(r"[`*_]", "", body)
     left_out = {term_key(name) for name in leave_out}
     kept = []
+    counts = mention_counts([term.name for key, term in found.items() if key and key not in left_out], plain)
     for key, term in found.items():
         if key in left_out or not key:
             continue
-        term.mentions = len(mention_pattern(term.name).findall(plain))
+        term.mentions = counts[term.name]
         if term.mentions + (1 if "heading" in term.kinds else 0) >= 2:
             kept.append(term)
     return sorted(kept, key=lambda term: (-term.score, term.name))
