@@ -59,7 +59,7 @@ from llmwiki.pages import (
 )
 from llmwiki.records import Chunk, Document, extractor_tag
 from llmwiki.store import Store
-from llmwiki.text import DEMONSTRATIVES, MONTHS, POSSESSIVE_PRONOUNS, SUBJECT_PRONOUNS, WEEKDAYS
+from llmwiki.text import DEMONSTRATIVES, MONTHS, POSSESSIVE_PRONOUNS, SUBJECT_PRONOUNS, WEEKDAYS, sentence_key
 from llmwiki.tracing import NULL_TRACER, Tracer
 _SECTION_MARK = re.compile(r"^<!-- source: (.+?) -->[ \t]*$", re.MULTILINE)
 _WORD = re.compile(r"[^\W\d_]{2,}")
@@ -207,12 +207,15 @@ def _cite(sentence: Sentence) -> str:
 
 
 def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sentences: int = 8, max_concepts: int = 5,
-                     shared: Callable[[str], bool] | None = None) -> SourceDraft:
+                     shared: Callable[[str], bool] | None = None, repeated: Callable[[str], bool] | None = None) -> SourceDraft:
     """A summary and concept sections made only of the source's own sentences.
 
     shared(term key): whether other documents of the corpus mark the term as a subject too (``corpus_terms``); a term
-    only this document marks gets no concept page. None: every term of the document may (a corpus of one or two)."""
-    sentences = [sentence for sentence in source_sentences(chunks) if _is_prose(sentence.text) and not sentence.legal]
+    only this document marks gets no concept page. None: every term of the document may (a corpus of one or two).
+    repeated(sentence): whether many documents of the corpus repeat the sentence word for word (``repeated_sentences``):
+    such a sentence says nothing of this document and is quoted by no page."""
+    sentences = [sentence for sentence in source_sentences(chunks)
+                 if _is_prose(sentence.text) and not sentence.legal and not (repeated is not None and repeated(sentence.text))]
     scores = rank_sentences(sentences)
     # The first prose sentence usually says what the document is; it always leads. The others are the most central of the
     # sentences that open a section (each says what its section is about), or of all sentences in a document with few sections.
@@ -318,15 +321,30 @@ def corpus_terms(reports: Mapping[str, dict]) -> Callable[[str], bool] | None:
     return lambda key: documents[key] >= 3
 
 
+# A sentence that this many documents repeat word for word is the corpus's furniture (a generator's "Go to the
+# documentation of this file.", a notice on every page), whatever a document's layout: the measure of boilerplate
+# in the realdocs scorer (a sentence found on five pages or more).
+REPEATED_IN = 5
+
+
+def repeated_sentences(reports: Mapping[str, dict]) -> Callable[[str], bool]:
+    """Whether a sentence (by ``sentence_key``) is one that ``REPEATED_IN`` documents or more of the corpus repeat."""
+    documents: Counter[str] = Counter()
+    for report in reports.values():
+        documents.update(report.get("sentence_keys", ()))
+    repeated = {key for key, count in documents.items() if count >= REPEATED_IN}
+    return lambda text: bool(repeated) and sentence_key(text) in repeated
+
+
 def draft_for(document: Document, chunks: Sequence[Chunk], backend: Backend, *, summary_sentences: int, max_concepts: int, tracer: Tracer = NULL_TRACER,
-              shared: Callable[[str], bool] | None = None) -> SourceDraft:
+              shared: Callable[[str], bool] | None = None, repeated: Callable[[str], bool] | None = None) -> SourceDraft:
     """The model's draft when it is usable, else the extractive one with the reason."""
     if not backend.generates:
-        return extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts, shared=shared)
+        return extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts, shared=shared, repeated=repeated)
     try:
         return model_draft(document, chunks, backend, max_concepts=max_concepts, tracer=tracer)
     except (GenerationError, BackendError) as err:
-        draft = extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts, shared=shared)
+        draft = extractive_draft(document, chunks, summary_sentences=summary_sentences, max_concepts=max_concepts, shared=shared, repeated=repeated)
         return SourceDraft(draft.description, draft.summary, draft.concepts, draft.generated_by, fallback_reason=str(err))
 
 
@@ -479,7 +497,8 @@ def compose_pages(
 def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Mapping[str, str], aliases: tuple[dict[str, str], dict[str, str]],
                    settings: WikiSettings, backend: Backend, tracer: Tracer) -> Composition:
     report = GenerationReport()
-    shared = corpus_terms(store.extraction_reports())
+    reports = store.extraction_reports()
+    shared, repeated = corpus_terms(reports), repeated_sentences(reports)
     texts: dict[str, str | None] = {}
     owners = _existing_summaries(existing)
     concept_pages: dict[str, tuple[dict, str]] = {}  # slug -> (meta, body) as being edited
@@ -497,7 +516,7 @@ def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Map
                 report.notes.append(f"{document.path}: no chunks, no pages written")
                 continue
             draft = draft_for(document, chunks, backend, summary_sentences=settings.summary_sentences, max_concepts=settings.concepts_per_source, tracer=tracer,
-                              shared=shared)
+                              shared=shared, repeated=repeated)
             if draft.fallback_reason:
                 report.notes.append(f"{document.path}: model reply not used ({draft.fallback_reason}); wrote the extractive pages instead")
             summary_path = summary_path_for(document, owners)

@@ -312,3 +312,20 @@ def test_sources_whose_names_slug_alike_get_distinct_pages_that_stay_put(workspa
     assert [finding for finding in lint(workspace).findings if finding.kind == "no-summary"] == []
     again = ingest_paths(workspace)  # a rerun settles: nothing written, every page where it was
     assert again.generation is None and sorted(path.name for path in (workspace.root / "wiki/summaries").glob("*.md")) == summaries
+
+
+@pytest.mark.parametrize(("copies", "quoted"), [(5, False), (2, True)])
+def test_a_sentence_many_documents_repeat_word_for_word_is_quoted_by_no_page(workspace, copies, quoted):
+    # A generator's line on every page ("Go to the documentation of this file.") says nothing of any one of them;
+    # control: a sentence two documents happen to share is theirs to quote.
+    notice = "This page was generated from the project's source files by the documentation tool."
+    animals = ["otter", "badger", "heron", "marten", "beaver", "stoat"]
+    for index, animal in enumerate(animals):
+        shared = f"{notice}\n\n" if index < copies else ""
+        (workspace.sources_dir / f"{animal}.md").write_text(
+            f"# The {animal}\n\n{shared}The {animal} lives along rivers and streams in northern Europe.\n\n"
+            f"## Food\n\nThe {animal} hunts at dusk and rests in a den during the day.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    pages = [path.read_text(encoding="utf-8") for path in (workspace.root / "wiki").rglob("*.md")]
+    assert any("The otter lives along rivers" in page for page in pages)
+    assert any(notice in page for page in pages) is quoted

@@ -27,10 +27,11 @@ from llmwiki.ingest.html import html_content
 from llmwiki.ingest.pdf import pdf_content
 from llmwiki.pages import read_frontmatter
 from llmwiki.records import Block, Extraction, PageText
+from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 2, "text": 2, "html": 3, "pdf": 3, "docx": 2}
+EXTRACTOR_VERSIONS = {"markdown": 3, "text": 3, "html": 3, "pdf": 3, "docx": 3}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -341,18 +342,22 @@ def sections_of(pages: Sequence[PageText]) -> list[tuple[str, str]]:
 def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = frozenset()) -> dict:
     """What an extractor read, for the ingest report: sections, sentences, code blocks and table rows kept, and the page
     furniture left out (characters by reason, with the first examples), so an analyst can trust or report it; and the
-    terms the document marks as its subjects (``llmwiki.text.terms``), which generation compares across the corpus."""
+    terms the document marks as its subjects (``llmwiki.text.terms``) and its sentences' fingerprints
+    (``sentence_key``), which generation compares across the corpus."""
     from llmwiki.text.segment import CODE, HEADING, LINKS, PROSE, ROW, segments
     from llmwiki.text.terms import candidate_terms, term_key
 
     kinds: dict[str, int] = {}
     characters = 0
+    sentence_keys: set[str] = set()
     for page in extraction.pages:
         characters += len(page.text)
         for segment in segments(page.text):
             kind = "sentences" if segment.kind in PROSE else {HEADING: "sections", CODE: "code blocks", ROW: "table rows", LINKS: "link lists"}.get(segment.kind)
             if kind:
                 kinds[kind] = kinds.get(kind, 0) + 1
+            if segment.kind in PROSE:
+                sentence_keys.add(sentence_key(page.text[segment.start:segment.end]))
     dropped: dict[str, int] = {}
     for item in extraction.dropped:
         dropped[item.reason] = dropped.get(item.reason, 0) + item.size
@@ -368,6 +373,7 @@ def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = 
         "dropped": dropped,
         "dropped_examples": [[item.reason, item.text[:200], item.page_number] for item in extraction.dropped[:40]],
         "notes": list(extraction.notes),
+        "sentence_keys": sorted(sentence_keys),
         "terms": [term_key(term.name) for term in candidate_terms([page.text for page in extraction.pages], common_words=common_words,
                                                                  leave_out=[extraction.title or ""])[:60]],
     }

@@ -21,6 +21,7 @@ Two stemmers, each for one purpose:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from functools import lru_cache
@@ -49,6 +50,12 @@ def text_key(text: str) -> str:
     """A text's letters and digits, lower-cased, link targets left out: what two readings of one passage share
     whatever their markup, line breaks or permalink marks."""
     return "".join(char for char in _LINK_TARGET.sub("]", text).lower() if char.isalnum())
+
+
+def sentence_key(text: str) -> str:
+    """A short fingerprint of a sentence, whatever its markup or spacing (``text_key``): how generation finds a sentence
+    that many documents of a corpus repeat word for word."""
+    return hashlib.blake2b(text_key(text).encode(), digest_size=5).hexdigest()
 
 
 def content_words(text: str) -> frozenset[str]:
