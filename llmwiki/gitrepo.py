@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,8 +24,8 @@ class HistoryError(LlmwikiError):
     """A git command in the workspace failed."""
 
 
-def _git(root: Path, *args: str) -> str:
-    result = subprocess.run(["git", *_IDENTITY, *args], cwd=root, capture_output=True, text=True)
+def _git(root: Path, *args: str, stdin: str | None = None) -> str:
+    result = subprocess.run(["git", *_IDENTITY, *args], cwd=root, capture_output=True, text=True, input=stdin)
     if result.returncode != 0:
         msg = f"{root}: git {' '.join(args[:2])} failed: {result.stderr.strip() or result.stdout.strip()}. Check the workspace's git repository (git status)."
         raise HistoryError(msg)
@@ -56,19 +57,29 @@ def commit(root: Path, message: str, paths: Iterable[str]) -> str | None:
     if not is_repository(root):
         return None
     paths = sorted(set(paths))
-    indexed = set(_git(root, "ls-files", "--", *paths).splitlines()) if paths else set()
+    indexed = set(_batched(root, ["ls-files", "--"], paths).splitlines())
     # in HEAD too: a deletion already staged (as a restore leaves it) is no longer in the index
-    committed = set(_git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", *paths).splitlines()) if paths and head(root) else set()
+    committed = set(_batched(root, ["ls-tree", "-r", "--name-only", "HEAD", "--"], paths).splitlines()) if head(root) else set()
     paths = [path for path in paths if (root / path).exists() or path in indexed | committed]  # a file never committed and now gone has nothing to record
     if not paths:
         return None
     staged = [path for path in paths if (root / path).exists() or path in indexed]
-    if staged:
-        _git(root, "add", "--all", "--", *staged)
-    if not _git(root, "status", "--porcelain", "--", *paths).strip():
+    if staged:  # thousands of paths go on stdin: a command line has a length limit ("Argument list too long")
+        _git(root, "add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul", stdin="\0".join(staged))
+    if not _batched(root, ["status", "--porcelain", "--"], paths).strip():
         return None
-    _git(root, "commit", "--quiet", "-m", message, "--", *paths)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as written:  # a message has a length limit as an argument too
+        written.write(message)
+    try:
+        _git(root, "commit", "--quiet", "--file", written.name, "--pathspec-from-file=-", "--pathspec-file-nul", stdin="\0".join(paths))
+    finally:
+        Path(written.name).unlink(missing_ok=True)
     return _git(root, "rev-parse", "HEAD").strip()
+
+
+def _batched(root: Path, command: list[str], paths: list[str], *, size: int = 500) -> str:
+    """A read-only git command over many paths, a few hundred at a time (its output joined)."""
+    return "".join(_git(root, *command, *paths[start:start + size]) for start in range(0, len(paths), size))
 
 
 def log(root: Path, *, path: str | None = None, limit: int = 50) -> list[tuple[str, str, str]]:

@@ -281,3 +281,24 @@ def test_a_revision_by_date_or_reflog_is_refused_and_a_commit_id_is_not(tmp_path
         with pytest.raises(HistoryError, match="by date or reflog"):
             history.resolve(workspace.root, revision)
     assert history.resolve(workspace.root, "HEAD") == head  # the control
+
+
+def test_a_commit_of_thousands_of_files_with_a_long_message_is_one_commit(tmp_path):
+    # A command line has a length limit (E2BIG: "Argument list too long"); a site of thousands of pages must not meet it.
+    from llmwiki import gitrepo
+
+    assert gitrepo.init_repository(tmp_path)
+    folder = tmp_path / "sources" / ("a-folder-with-a-rather-long-name-as-generated-sites-have-" * 2)
+    folder.mkdir(parents=True)
+    paths = []
+    for number in range(3000):
+        path = folder / f"page-{number:05d}-with-a-long-generated-name-as-api-docs-have.html"
+        path.write_text(f"<p>page {number}</p>", encoding="utf-8")
+        paths.append(path.relative_to(tmp_path).as_posix())
+    message = "ingest: " + ", ".join(paths)  # far past the 128 KiB one argument may hold
+    assert len(message) > 131072
+    commit = gitrepo.commit(tmp_path, message, paths)
+    assert commit is not None and commit == gitrepo.head(tmp_path)
+    listed = subprocess.run(["git", "show", "--name-only", "--format=%s", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.splitlines()
+    assert listed[0].startswith("ingest: sources/") and len([line for line in listed[1:] if line.endswith(".html")]) == 3000
+    assert gitrepo.commit(tmp_path, "nothing changed", paths) is None  # control: nothing to commit, no commit

@@ -171,7 +171,7 @@ def regenerate_sources(workspace: Workspace, documents: Sequence[Document], *, b
             settings=workspace.config.wiki, backend=backend, tracer=tracer,
         )
         report = composition.report
-        changed_sources = ", ".join(document.path for document in composition.sources) or "nothing"
+        changed_sources = named_briefly([document.path for document in composition.sources]) or "nothing"
         with tracer.span("generate.write", files=len(composition.texts)):
             report.written, report.commit = publish(
                 workspace, composition.texts, operation=operation, subject=changed_sources, deleted=report.deleted,
@@ -221,6 +221,13 @@ def _publish(workspace: Workspace, journal: Journal, texts, *, operation, subjec
     files = sorted(texts)
     commit = gitrepo.commit(root, f"{operation}: {subject}\n\n" + "\n".join(files), [*files, *also_commit])
     return sorted(path for path, text in texts.items() if text is not None), commit
+
+
+def named_briefly(paths: Sequence[str], *, shown: int = 5, all_up_to: int = 10) -> str:
+    """Paths for a commit's subject and the log: all of ten or fewer, else the first ``shown`` and how many more."""
+    if len(paths) <= all_up_to:
+        return ", ".join(paths)
+    return f"{len(paths):,} sources: {', '.join(paths[:shown])} and {len(paths) - shown:,} more"
 
 
 def _now() -> str:
