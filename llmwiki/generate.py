@@ -213,9 +213,13 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     shared(term key): whether other documents of the corpus mark the term as a subject too (``corpus_terms``); a term
     only this document marks gets no concept page. None: every term of the document may (a corpus of one or two).
     repeated(sentence): whether many documents of the corpus repeat the sentence word for word (``repeated_sentences``):
-    such a sentence says nothing of this document and is quoted by no page."""
-    sentences = [sentence for sentence in source_sentences(chunks)
-                 if _is_prose(sentence.text) and not sentence.legal and not (repeated is not None and repeated(sentence.text))]
+    such a sentence says nothing of this document and is quoted by no page, unless most of the document's sentences
+    are (five or more, four in five repeated): a copy of another document, another version of a manual, keeps them."""
+    sentences = [sentence for sentence in source_sentences(chunks) if _is_prose(sentence.text) and not sentence.legal]
+    if repeated is not None:
+        flags = [repeated(sentence.text) for sentence in sentences]
+        if not (len(sentences) >= 5 and sum(flags) >= 0.8 * len(sentences)):  # most of it repeated: a copy of a document (another version), not furniture
+            sentences = [sentence for sentence, flag in zip(sentences, flags) if not flag]
     scores = rank_sentences(sentences)
     # The first prose sentence usually says what the document is; it always leads. The others are the most central of the
     # sentences that open a section (each says what its section is about), or of all sentences in a document with few sections.

@@ -329,3 +329,13 @@ def test_a_sentence_many_documents_repeat_word_for_word_is_quoted_by_no_page(wor
     pages = [path.read_text(encoding="utf-8") for path in (workspace.root / "wiki").rglob("*.md")]
     assert any("The otter lives along rivers" in page for page in pages)
     assert any(notice in page for page in pages) is quoted
+
+
+def test_copies_of_a_document_keep_their_sentences(workspace):
+    # Five versions of one manual repeat nearly every sentence: that is the document, not furniture.
+    body = "".join(f"The kettle setting number {number} keeps the water at a different temperature for tea.\n\n" for number in range(1, 7))
+    for version in range(1, 7):
+        (workspace.sources_dir / f"kettle-{version}.md").write_text(f"# Kettle manual, version {version}\n\n{body}", encoding="utf-8")
+    ingest_paths(workspace)
+    summaries = [path.read_text(encoding="utf-8") for path in (workspace.root / "wiki" / "summaries").glob("*.md")]
+    assert len(summaries) == 6 and all("keeps the water at a different temperature" in summary for summary in summaries)
