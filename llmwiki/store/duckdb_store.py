@@ -173,6 +173,15 @@ def _bump_generation(conn: duckdb.DuckDBPyConnection) -> None:
 _HEADER_BYTES = 3 * 4096
 
 
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of a file, or None when there is none: whether it changed between two looks."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 def _being_created(path: Path) -> bool:
     """Whether the store file is one another process is creating right now: shorter than DuckDB's headers and written
     in the last few seconds. Two processes that open a new workspace at once meet such a file, which reads as "not a
@@ -349,6 +358,7 @@ class DuckDBStore(Store):
         deadline = time.monotonic() + self.lock_timeout_s
         delay = 0.02
         while True:
+            seen = _file_state(self.path)
             try:
                 with _INSTANCE_LOCK:
                     conn = duckdb.connect(str(self.path), config=_CONNECT_CONFIG)
@@ -357,6 +367,8 @@ class DuckDBStore(Store):
             except (duckdb.SerializationException, duckdb.InternalException) as err:
                 raise self.damaged(err) from err
             except duckdb.IOException as err:
+                if _file_state(self.path) != seen and time.monotonic() < deadline:
+                    continue  # the file changed while it was read (another process finished creating it): read it again
                 creating = _being_created(self.path)
                 if not _LOCK_MESSAGE.search(str(err)) and not creating:
                     if _is_damage(err) and self.path.is_file():
