@@ -83,17 +83,14 @@ WRITTEN = {"words reused": "realdocs_questions.tsv", "other words": "realdocs_pa
 def written_sets() -> dict[str, list[dict]]:
     """The questions written here from the realdocs documents (``training/data``, never the measuring sets): a
     second check on a rule, on questions no rule was written from. Both corpora in each set; no stating file."""
+    from training.ranker import load_written
+
     sets = {}
     for label, name in WRITTEN.items():
         path = REPO / "training" / "data" / name
-        if not path.is_file():
-            continue
-        rows = []
-        for line in path.read_text(encoding="utf-8").splitlines()[1:]:
-            corpus, question, references = line.split("\t")[:3]
-            kind = "yesno" if label == "yes/no" else "fact"
-            rows.append({"kind": kind, "question": question, "references": [part.strip() for part in references.split("|")], "file": "", "evidence": ""})
-        sets[f"written, {label}"] = rows
+        if path.is_file():
+            sets[f"written, {label}"] = [{"kind": "yesno" if label == "yes/no" else "fact", "question": entry["question"], "references": entry["answers"],
+                                          "file": "", "evidence": ""} for entry in load_written(path)]
     return sets
 
 

@@ -108,12 +108,14 @@ def collected_written(path: Path, workspace_folder: Path, *, again: bool = False
     from llmwiki.workspace import Workspace
 
     cache = workspace_folder / f"ranker-{path.stem}-pairs.json"
-    if cache.is_file() and not again and json.loads(cache.read_text(encoding="utf-8")).get("questions") == path.read_text(encoding="utf-8"):
-        return json.loads(cache.read_text(encoding="utf-8"))["rows"]
+    questions = path.read_text(encoding="utf-8")
+    kept = json.loads(cache.read_text(encoding="utf-8")) if cache.is_file() and not again else {}
+    if kept.get("questions") == questions:  # the rows of these very questions
+        return kept["rows"]
     if not (workspace_folder / "wiki" / "index.md").is_file():
         sys.exit(f"{workspace_folder}: no realdocs workspace; build it with: python bench/realdocs.py --workspace {workspace_folder}")
     rows = collect(Workspace.open(workspace_folder), load_written(path))
-    cache.write_text(json.dumps({"questions": path.read_text(encoding="utf-8"), "rows": rows}), encoding="utf-8")
+    cache.write_text(json.dumps({"questions": questions, "rows": rows}), encoding="utf-8")
     return rows
 
 

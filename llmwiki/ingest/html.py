@@ -132,7 +132,8 @@ def _remove_permalinks(root, dropped: list[Dropped]) -> None:
             _drop(link, "skip link", dropped)
         elif href.startswith("#") and _is_note_mark(link, text):
             dropped.append(Dropped(reason="footnote mark", text=text))
-            mark = link.find_parent("sup") if link.find_parent("sup") is not None and _text(link.find_parent("sup")) == _text(link) else link
+            raised = link.find_parent("sup")
+            mark = raised if raised is not None and _text(raised) == _text(link) else link  # the <sup> around it goes too
             before, after = mark.previous_sibling, mark.next_sibling
             if isinstance(before, str) and isinstance(after, str) and before[-1:].isspace() and after[:1].isspace():
                 after.replace_with(after.lstrip())  # "keys [2] are" reads "keys are", not "keys  are"

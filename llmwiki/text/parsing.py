@@ -226,25 +226,28 @@ def subject_head(text: str) -> tuple[str, ...] | None:
     live in the Arctic?" -> ("polar", "bear"); "Elephants are mammals." -> ("elephants",)): the first nominal
     subject the parse finds, a pronoun or "there" excepted; None when there is none (or without a pipeline). A name
     in apposition is what the subject is ("His grandson, Clive Uhr, became a radiologist." -> ("clive", "uhr"))."""
+    token = _first_noun(text, ("nsubj", "nsubjpass"))
+    if token is None:
+        return None
+    named = next((child for child in token.children if child.dep_ == "appos" and child.pos_ == "PROPN" and child.is_alpha), None)
+    return _with_compounds(named if token.pos_ == "NOUN" and named is not None else token)
+
+
+def _first_noun(text: str, dependencies: tuple[str, ...]):
+    """The first noun of the parse in one of these relations to its head, a pronoun or "there" excepted; None when
+    there is none, or without a pipeline."""
     if pipeline() is None:
         return None
-    for token in _parsed(text):
-        if token.dep_ in ("nsubj", "nsubjpass") and token.pos_ in ("NOUN", "PROPN") and token.lower_ not in OPENING_PRONOUNS:
-            named = next((child for child in token.children if child.dep_ == "appos" and child.pos_ == "PROPN" and child.is_alpha), None)
-            return _with_compounds(named if token.pos_ == "NOUN" and named is not None else token)
-    return None
+    return next((token for token in _parsed(text)
+                 if token.dep_ in dependencies and token.pos_ in ("NOUN", "PROPN") and token.lower_ not in OPENING_PRONOUNS), None)
 
 
 def object_head(text: str) -> tuple[str, ...] | None:
     """What a sentence whose subject is its reader is about: the first noun that is a verb's object or a clause's
     subject, with the nouns compounded into it, lower-cased ("I can import curses out of the box" -> ("curses",);
     "I can make a socket non-blocking" -> ("socket",)); None when there is none (or without a pipeline)."""
-    if pipeline() is None:
-        return None
-    for token in _parsed(text):
-        if token.dep_ in ("dobj", "nsubj", "nsubjpass") and token.pos_ in ("NOUN", "PROPN") and token.lower_ not in OPENING_PRONOUNS:
-            return _with_compounds(token)
-    return None
+    token = _first_noun(text, ("dobj", "nsubj", "nsubjpass"))
+    return None if token is None else _with_compounds(token)
 
 
 # The arguments of a clause's verb that say what the clause is about, and what an argument's head brings with it.

@@ -532,18 +532,17 @@ def shape(question: str) -> QuestionShape:
         position = 0
         if after and after[0].lower() in AUXILIARIES:
             position = 1 if len(after) > 1 and after[1].lower() in DETERMINERS else len(after)
-        head = None
+        focus: tuple[str, ...] = ()
         for place, word in enumerate(after[position:], start=position):
             lowered_word = word.lower()
             if lowered_word in DETERMINERS or lowered_word in ("name", "names", "kind", "kinds", "type", "types", "sort", "form", "of") or word[:1].isupper() or word.endswith(("'s", "’s")):
                 continue
             if lowered_word not in STOPWORDS and lowered_word not in AUXILIARIES:
-                head = lowered_word
-                following = after[place + 1].lower() if place + 1 < len(after) else ""
-                if stem(following) in _CODE_KIND_STEMS:  # "which environment variable": the kind is the noun it modifies
-                    return QuestionShape(match.group(1), focus=(stem(head), stem(following)), names=names, wants_more=wants_more)
+                following = stem(after[place + 1]) if place + 1 < len(after) else ""
+                # "which environment variable": the kind asked for is the noun the head modifies, and counts too
+                focus = (stem(lowered_word), following) if following in _CODE_KIND_STEMS else (stem(lowered_word),)
             break
-        return QuestionShape(match.group(1), focus=(stem(head),) if head else (), names=names, wants_more=wants_more)
+        return QuestionShape(match.group(1), focus=focus, names=names, wants_more=wants_more)
     if re.search(r"\bhow\b", lowered):
         return QuestionShape("how", names=names, wants_more=True)
     return QuestionShape("other", names=names, wants_more=wants_more)
