@@ -1,7 +1,8 @@
 """Real documents: extraction, sentence boundaries, the wiki and answers, on ../shared/data/realdocs.
 
     python bench/realdocs.py [--data ../shared/data/realdocs] [--workspace DIR] [--rebuild]
-                             [--only extract,sentences,build,wiki,context,qa,written] [--extra DIR ...]
+                             [--only extract,sentences,build,wiki,context,qa,written,other] [--extra DIR ...]
+                             [--other DIR]
 
 One run prints, each beside its reference in the same run:
 
@@ -24,6 +25,10 @@ One run prints, each beside its reference in the same run:
 - **written** (not run by default): the same scoring on the questions written here from the same documents
   (``training/data``: fact questions that reuse a sentence's words, fact questions in other words, yes/no
   questions), a check on an answer rule beside the measuring sets, which no rule may be fitted on.
+- **other** (not run by default): context and answers on documents of other tools (``bench/otherdocs.sh`` fetches
+  them: Apache's, aptitude's and Aspell's HTML manuals, the Asymptote and Debian Reference PDFs) with the questions
+  written here on what they do by default (``training/data/otherdocs_defaults.tsv``): a rule suggested by the
+  realdocs corpora measured on corpora it was not written from.
 
 The workspace is kept in --workspace between runs (default: a folder under the system's temporary
 folder); --rebuild makes it again after a change to extraction, chunking or generation.
@@ -92,6 +97,18 @@ def written_sets() -> dict[str, list[dict]]:
             sets[f"written, {label}"] = [{"kind": "yesno" if label == "yes/no" else "fact", "question": entry["question"], "references": entry["answers"],
                                           "file": "", "evidence": ""} for entry in load_written(path)]
     return sets
+
+
+OTHER_QUESTIONS = REPO / "training" / "data" / "otherdocs_defaults.tsv"
+
+
+def other_docs(folder: Path, workspace: Path, *, rebuild: bool) -> dict[str, list[dict]]:
+    """The workspace of the other tools' documents (made once, or again with --rebuild) and its question set."""
+    if not folder.is_dir():
+        sys.exit(f"no documents under {folder}: run bench/otherdocs.sh {folder} (it downloads five Debian *-doc packages)")
+    if rebuild or not (workspace / "wiki" / "index.md").is_file():
+        timed_ingest({path.name: path for path in sorted(folder.iterdir()) if path.is_dir()}, workspace, label="Other tools' documents")
+    return {"other tools, defaults": load_questions(OTHER_QUESTIONS)}
 
 
 def corpus_files(data: Path) -> list[Path]:
@@ -515,6 +532,8 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true", help="make the workspace again (after a change to extraction, chunking or generation)")
     parser.add_argument("--only", default="extract,sentences,build,wiki,context,qa", help="comma-separated parts to run")
     parser.add_argument("--extra", type=Path, action="append", default=[], help="another folder of HTML and PDF documents for the extraction table")
+    parser.add_argument("--other", type=Path, default=Path(tempfile.gettempdir()) / "llmwiki-otherdocs", help="the documents bench/otherdocs.sh fetched")
+    parser.add_argument("--other-workspace", type=Path, default=Path(tempfile.gettempdir()) / "llmwiki-bench-otherdocs")
     parser.add_argument("--answers", type=Path, help="write every answer with its question (JSON lines) here")
     parser.add_argument("--scale", type=Path, nargs="+", default=[], help="time ingest + wiki of these folders of HTML and PDF files together")
     args = parser.parse_args()
@@ -551,6 +570,10 @@ def main() -> None:
         answered |= qa_table(args.workspace, written_sets())
     if "qa" in parts:
         answered |= qa_table(args.workspace, sets)
+    if "other" in parts:
+        other = other_docs(args.other, args.other_workspace, rebuild=args.rebuild)
+        context_table(args.other_workspace, other)
+        answered |= qa_table(args.other_workspace, other)
     if args.answers and answered:
         args.answers.write_text("".join(json.dumps(dict(row, set=name)) + "\n" for name, rows in answered.items() for row in rows), encoding="utf-8")
 

@@ -247,6 +247,20 @@ def test_an_it_before_an_it_is_quoted_after_the_sentence_it_points_at_not_guesse
     assert "[Value]" not in answer.text  # control of the guess this replaces: "value" is the last noun before "It"
 
 
+def test_a_question_about_what_happens_unless_the_reader_says_otherwise_is_answered_by_the_default(workspace):
+    with_sources(workspace, plotter=(
+        "# Plotter pens\n\nA pen is changed with the pen command before anything is drawn.\n"
+        "To change how wide lines are drawn, change the pen with the pen command.\n"
+        "By default, lines are drawn half a point wide in black.\n"
+        "Thick lines need a wider pen and a slower plotter.\n"))
+    answer = ask_by_hand(workspace, "How wide are lines drawn unless I change the pen?")
+    assert answer.text.split(" [c")[0] == "By default, lines are drawn half a point wide in black."
+    assert answer.standalone_question is None  # the question shown is the user's; only the reader reads "by default"
+    assert "default" in answer.selection.query and "pen" in answer.selection.query  # the search looks for both
+    control = ask_by_hand(workspace, "How is the pen changed?")
+    assert control.text.split(" [c")[0] == "A pen is changed with the pen command before anything is drawn."
+
+
 def test_a_yes_or_no_about_someone_is_decided_by_a_passage_that_mentions_them(workspace):
     with_sources(workspace,
                  lovelace="# Ada Lovelace\n\nAda Lovelace was born in London in 1815. Lovelace wrote notes on the analytical engine.\n",

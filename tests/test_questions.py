@@ -6,6 +6,7 @@ from hypothesis import assume, given, strategies as st
 from llmwiki.text import parsing
 from llmwiki.text.questions import (
     adjunct_last,
+    default_frame,
     last_people,
     last_person,
     names_a_title,
@@ -62,6 +63,33 @@ def test_an_adjunct_before_a_yes_no_questions_auxiliary_moves_to_its_end():
     # controls: no auxiliary after the comma, or one that opens the question, leave it as it is
     for question in ("Who, if anyone, was king?", "Was Paris, the capital, founded by Romans?", "In 1900, the bridge was made of steel?", "Did he, did he not, win the race?"):
         assert adjunct_last(question) == question
+
+
+@pytest.mark.parametrize(("question", "read_as"), [
+    ("Where is the legend drawn if I don't position it myself?", "Where is the legend drawn by default?"),
+    ("What symbol marks outliers unless I choose another?", "What symbol marks outliers by default?"),
+    ("Which base does the log scale use when I haven't set one?", "Which base does the log scale use by default?"),
+    ("Is tab completion offered without any setup?", "Is tab completion offered by default?"),
+    ("If I call open() without a mode argument, what mode is used?", "If I call open(), what mode is used by default?"),
+    ("Which filesystem does Debian use out of the box?", "Which filesystem does Debian use by default?"),
+    ("What is AllowOverride set to if I leave it out of the configuration?", "What is AllowOverride set to by default?"),
+    ("Are neighbouring boxes widened, with no explicit width?", "Are neighbouring boxes widened by default?"),
+    # the clause ends where the next one opens: "when I draw an arrow" stays
+    ("Does it get a point on each end unless I say otherwise when I draw an arrow?", "Does it get a point on each end when I draw an arrow by default?"),
+])
+def test_a_clause_asking_what_happens_when_the_reader_sets_nothing_reads_as_by_default(question, read_as):
+    assert default_frame(question) == read_as
+
+
+@pytest.mark.parametrize("question", [
+    "Does the else block run when the loop finishes without hitting break?",  # "without" + what happens, not a setting left out
+    "Does the build fail unless zlib is installed?",  # a condition on something else than the reader
+    "Can I run Python without an installer?",  # no setting is left out
+    "What is the default value of set pointsize?",  # says "default" already
+    "Was Lincoln the sixteenth President?",
+])
+def test_a_question_without_such_a_clause_is_left_as_it_is(question):
+    assert default_frame(question) == question
 
 
 def test_a_passive_or_a_copular_question_keeps_its_subject_whole():

@@ -33,7 +33,7 @@ from llmwiki.read.readings.refusals import NOT_SUPPORTED, NOTHING_SELECTED
 from llmwiki.read.readings.registry import MODEL, SELECTION
 from llmwiki.read.select import Selection, select
 from llmwiki.services import Services
-from llmwiki.text.questions import adjunct_last, shape
+from llmwiki.text.questions import adjunct_last, default_frame, shape
 from llmwiki.workspace import Workspace
 
 __all__ = ["NOTHING_SELECTED", "NOT_SUPPORTED", "Answer", "Citation", "answer_question", "checked_verdict"]
@@ -175,7 +175,8 @@ def answer_question(
         verdict, decided_by, steps = None, "model reply", ()
         policy = AnswerPolicy.from_config(settings)
         if not backend.generates:
-            reply = extractive_answer(workspace, standalone, selection, services=services, sentences=settings.answer_sentences, policy=policy)
+            # "... unless I say otherwise?" asks what happens by default, and documentation says "by default"
+            reply = extractive_answer(workspace, default_frame(standalone), selection, services=services, sentences=settings.answer_sentences, policy=policy)
             text, verdict, decided_by, steps = reply.text or NOT_SUPPORTED, reply.verdict, reply.decided_by, reply.steps
             if on_token is not None:
                 on_token(text)

@@ -36,7 +36,7 @@ from pathlib import Path
 from llmwiki.datasets import DatasetSource
 from llmwiki.policy import SELECT_POLICY
 from llmwiki.pages import cited_chunk_ids, held_reason, split_frontmatter, strip_citation_definitions
-from llmwiki.text.questions import without_frame
+from llmwiki.text.questions import default_frame, without_frame
 from llmwiki.read.search import SearchResult, search
 from llmwiki.services import Services
 from llmwiki.workspace import Workspace
@@ -234,6 +234,8 @@ def select(workspace: Workspace, question: str, *, open_page: str | None = None,
     search_result = None
     scope_used = None
     query = without_frame(question)  # "What happened in 1867?" searches for 1867, not for chunks that say "happened"
+    if default_frame(question) != question:  # "... unless I change the pen?" searches for the pen and for what is "default"
+        query = f"{query.rstrip(' ?')} default?"
     if is_collection_question(question):
         for name in ("overview.md", "index.md"):
             path = workspace.wiki_dir / name

@@ -126,6 +126,36 @@ def adjunct_last(question: str) -> str:
     return f"{opened} {' '.join([first, *others])}?"
 
 
+# Clauses that ask what happens when the reader sets nothing: "unless I say otherwise", "if I don't give one", "when I
+# haven't set one", "without any setup", "without an error keyword", "out of the box". Documentation answers them with
+# "by default" ("By default, arrows have one head"), never with the clause's own words.
+_READER = r"(?:I|you|we|one|the user)"
+_NOT_DONE = r"(?:don't|do not|didn't|did not|haven't|have not|never|doesn't|does not)"
+_SETTING_KINDS = "|".join(sorted(CODE_KINDS | {"mode", "configuration", "setup", "options", "arguments", "keywords"}))
+_CLAUSE = r"[^,?]*?(?=\s*(?:[,?]|$|\b(?:when|if|while|after|before|once|because)\b))"  # to the clause's end, not into the next
+_DEFAULT_FRAMES = re.compile(
+    rf",?\s*\bunless\s+(?:{_READER}\b{_CLAUSE}|(?:told|asked|specified|set|configured|given|changed|stated)\b{_CLAUSE}|[^,?]*?\b(?:otherwise|another(?: one)?|explicitly|differently)\b)"
+    rf"|,?\s*\b(?:if|when|where)\s+{_READER}\s+(?:{_NOT_DONE}\b{_CLAUSE}|(?:give|set|specify|pass|choose|pick|use)\s+no\b{_CLAUSE}|leave\b[^,?]*?\b(?:alone|out|unset|empty|blank)\b{_CLAUSE})"
+    rf"|,?\s*\bwithout\s+(?:any|my|your|our|extra|explicit|further|special|additional)\b{_CLAUSE}"
+    rf"|,?\s*\bwithout\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(?:{_SETTING_KINDS})\b"
+    rf"|\s*\b(?:and|with)\s+no\s+(?:explicit|specific|particular)\s+[\w-]+"
+    rf"|,?\s*\bout of the box\b",
+    re.IGNORECASE)
+
+
+def default_frame(question: str) -> str:
+    """The question with the clause that asks what happens when the reader sets nothing read as "by default":
+    "Where is the legend drawn if I don't position it myself?" -> "Where is the legend drawn by default?". A question
+    without such a clause, or one that already says "default", as it is."""
+    if re.search(r"\bdefault", question, re.IGNORECASE):
+        return question
+    stripped, count = _DEFAULT_FRAMES.subn("", question.strip())
+    stripped = " ".join(stripped.split()).rstrip(" ,?")
+    if not count or not question_words(stripped):
+        return question
+    return f"{stripped} by default?"
+
+
 def without_frame(question: str) -> str:
     """The question with the verbs that frame an event taken out: "What happened in 1867?" -> "What in 1867?"."""
     stripped = " ".join(_FRAME_WORDS.sub(" ", question).split())
