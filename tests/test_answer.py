@@ -333,6 +333,25 @@ def test_index_corrections_touch_names_and_words_that_are_no_english_word():
     assert index.corrections("When did Becquerel work?") == {}
 
 
+def test_a_word_spelt_the_british_or_the_american_way_is_read_as_the_sources_spell_it_most():
+    from llmwiki.read.search import SearchIndex
+    from llmwiki.records import Chunk, PageText
+    from llmwiki.store.duckdb_store import DuckDBStore
+
+    def index_of(*texts: str) -> SearchIndex:
+        store = DuckDBStore(":memory:")
+        store.bulk_load([(f"sources/{number}.md", "source", f"sha256:{number}", [PageText(1, text)], [Chunk(1, 0, len(text), text, 12)])
+                         for number, text in enumerate(texts)])
+        return SearchIndex.for_store(store)
+
+    american = index_of("The label color is set with textcolor.", "Each box takes its color from a column.", "A colour name may be quoted.")
+    assert american.corrections("Which colour do the labels get?") == {"colour": "color"}  # more chunks write "color"
+    assert american.corrections("Which color do the labels get?") == {}  # control: already the sources' spelling
+    british = index_of("The label colour is set with textcolour.", "Each box takes its colour from a column.", "A color name may be quoted.")
+    assert british.corrections("Which colour do the labels get?") == {}  # control: here the sources write "colour" most
+    assert british.corrections("Which color do the labels get?") == {"color": "colour"}
+
+
 def test_a_slip_of_a_common_word_is_read_as_the_english_word_the_sources_have(physics):
     from llmwiki.read.search import SearchIndex
 

@@ -74,11 +74,11 @@ class Answer:
 
     @property
     def read_as_note(self) -> str:
-        """'Read "Monrow" as "monro" (no source has "Monrow").', or '' when nothing was corrected."""
+        """'Read "Monrow" as "monro", as the sources write it.', or '' when nothing was corrected."""
         if not self.read_as:
             return ""
         pairs = ", ".join(f'"{word}" as "{term}"' for word, term in self.read_as)
-        return f"Read {pairs} (no source has the word as written)."
+        return f"Read {pairs}, as the sources write it."
 
     def as_json(self) -> dict:
         """The answer as plain data (``llmwiki ask --json``)."""

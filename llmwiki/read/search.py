@@ -191,8 +191,9 @@ class _Vocabulary(Protocol):
 
 def corrections(vocabulary: _Vocabulary, text: str) -> dict[str, str]:
     """{word of the text: what to read it as} for names no searchable chunk holds that are one slip from a term
-    others do ("Monrow" -> "monro", "Thedore" -> "theodor"), and for words that are no English word one slip from
-    an English word the store has ("poulation" -> "population"), whichever store the vocabulary reads.
+    others do ("Monrow" -> "monro", "Thedore" -> "theodor"), for words that are no English word one slip from
+    an English word the store has ("poulation" -> "population"), and for a word spelt the British or the American
+    way where more searchable chunks spell it the other ("colour" -> "color"), whichever store the vocabulary reads.
 
     Capitalised words of five letters or more are corrected: a candidate must be within one edit of the word's term
     (one deletion on either side, which covers one substitution, insertion or deletion and most swaps). A lower-case
@@ -220,7 +221,46 @@ def corrections(vocabulary: _Vocabulary, text: str) -> dict[str, str]:
         best = _best_slip(counts, {known: beside.get(candidates[known], 0.0) for known in counts})
         if best is not None:
             corrected[word] = best
+    for word, variants in spelling_variants(text).items():
+        terms = analyze(word, vocabulary.stopwords)
+        if not terms or word in corrected:
+            continue
+        variant_terms = {variant: term for variant in variants if (term := (analyze(variant, vocabulary.stopwords) or [""])[0]) and term != terms[0]}
+        counts = vocabulary.counts({word: terms[0], **variant_terms})
+        own = counts.pop(word, 0)
+        best = max(counts, key=lambda variant: (counts[variant], variant), default=None)
+        if best is not None and counts[best] > own:  # "colour" where the sources write "color" (the most chunks win)
+            corrected[word] = variant_terms[best]
     return corrected
+
+
+# The other spelling of a word, British or American ("colour" / "color", "initialise" / "initialize", "centre" /
+# "center", "catalogue" / "catalog", "analyse" / "analyze"): a user writes one, the sources may write the other.
+_SPELLINGS = (
+    (re.compile(r"(?<=\w{3})our(s|ed|ing|ite|ites|ful|less|able)?$"), r"or\1"),
+    (re.compile(r"(?<=\w{3})or(s|ed|ing|ite|ites|ful|less|able)?$"), r"our\1"),
+    (re.compile(r"(?<=\w{3})is(e|es|ed|ing|ation|ations|er|ers)$"), r"iz\1"),
+    (re.compile(r"(?<=\w{3})iz(e|es|ed|ing|ation|ations|er|ers)$"), r"is\1"),
+    (re.compile(r"(?<=\w{2})ys(e|es|ed|ing)$"), r"yz\1"),
+    (re.compile(r"(?<=\w{2})yz(e|es|ed|ing)$"), r"ys\1"),
+    (re.compile(r"(?<=\w{3})tre(s)?$"), r"ter\1"),
+    (re.compile(r"(?<=\w{3})ter(s)?$"), r"tre\1"),
+    (re.compile(r"(?<=\w{3})ogue(s)?$"), r"og\1"),
+    (re.compile(r"(?<=\w{3})og(s)?$"), r"ogue\1"),
+    (re.compile(r"^grey"), "gray"), (re.compile(r"^gray"), "grey"),
+    (re.compile(r"(?<=\w{3})ence(s)?$"), r"ense\1"), (re.compile(r"(?<=\w{3})ense(s)?$"), r"ence\1"),
+)
+
+
+def spelling_variants(text: str) -> dict[str, set[str]]:
+    """{lower-case word of the text of five letters or more: its other spellings (``_SPELLINGS``)}; a variant is
+    only a candidate: ``corrections`` reads a word as one only where more searchable chunks hold the variant."""
+    found = {}
+    for word in dict.fromkeys(re.findall(r"(?<![\w'’-])[a-z]{5,}(?![\w'’-])", text[:MAX_QUERY_CHARS])):
+        variants = {pattern.sub(replacement, word) for pattern, replacement in _SPELLINGS if pattern.search(word)} - {word}
+        if variants:
+            found[word] = variants
+    return found
 
 
 def slips_of_words(text: str, stopwords: frozenset[str]) -> dict[str, dict[str, str]]:
