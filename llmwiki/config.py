@@ -53,7 +53,7 @@ class IngestConfig(_Section):
 class RetrievalConfig(_Section):
     wiki_chunks: int = Field(6, ge=1)
     """Wiki chunks given to an answer."""
-    source_chunks: int = Field(8, ge=1)
+    source_chunks: int = Field(4, ge=1)
     """Raw source chunks added after the wiki's (alone when the wiki has no hit)."""
     search_limit: int = Field(10, ge=1)
     """Hits `llmwiki search` shows by default."""
@@ -235,7 +235,7 @@ max_file_mb = 50       # larger files are refused (split them, or raise this)
 
 [retrieval]
 wiki_chunks = 6        # wiki chunks given to an answer
-source_chunks = 8      # raw source chunks added after the wiki's (alone when the wiki has no hit)
+source_chunks = 4      # raw source chunks added after the wiki's (alone when the wiki has no hit)
 search_limit = 10
 preview_chars = 400
 hybrid = false         # fuse BM25 with MiniLM embeddings (better ranking, slower ingest: docs/wiki.md)

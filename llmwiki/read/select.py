@@ -10,7 +10,7 @@ Rules, in order:
 4. A question about the wiki as a whole ("what is in this wiki?", "list the
    topics") reads ``overview.md`` and ``index.md`` whole.
 5. Otherwise the wiki is searched (``[retrieval] wiki_chunks``, default 6)
-   and the best raw source chunks (``source_chunks``, 8) are added after the
+   and the best raw source chunks (``source_chunks``, 4) are added after the
    wiki's, since a wiki quotes only part of each source (on CMU QA this
    lifted the article hit rate from 0.89 to 0.95); when the wiki has no hit,
    the sources alone are used.
