@@ -31,6 +31,11 @@ class AnswerPolicy:
     # 0.913 and answerable refused 0.050 -> 0.042 against one pair (0.45, 0.5) for every question, better on each set.
     min_shares_about_title: tuple[float, float] = (0.3, 0.35)
     min_shares_else: tuple[float, float] = (0.5, 0.55)
+    # ... unless the sentence embedder reads one of the best sentences as saying what the question asks in other
+    # words: its cosine with the question at least this (None: never). Max cosine of the questions the shares refused
+    # (bench runs of 2026-12-06): off-topic 0.03-0.55 on S08 (set 4 asked of sets 1-3, 29 questions) and 0.09-0.30
+    # on realdocs (10); answerable 0.48-0.68 on S08 (5) and 0.39-0.68 on realdocs and the written sets (10).
+    paraphrase_cosine: float | None = 0.6
     # The calibrated verifier score at which a yes/no statement counts as supported (the verifier's own threshold).
     yes_threshold: float = 0.5
     # P(contradiction) of the closest sentence at which a yes/no statement is answered no.

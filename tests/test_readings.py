@@ -118,3 +118,29 @@ def test_a_sentence_is_read_with_the_headings_above_its_chunk():
     assert refusals.too_little_of_the_question.read(headed) is None
     answer = decide(ANSWER, headed)
     assert answer is not None and not answer.refused and answer.text.startswith("The default value is 30 seconds.")
+
+
+class _ModelsWithSimilarity(_Models):
+    """The shipped verifier and sentence embedder."""
+
+    @property
+    def similarity(self):
+        from llmwiki.config import VerificationConfig
+
+        return _shipped("similarity", VerificationConfig().int8)
+
+
+_REGEX = ("Regular expression HOWTO", "Repetitions such as * are greedy: the engine repeats them as many times as possible. "
+          "The non-greedy quantifiers *?, +? and ?? match as little text as possible. Character classes are written in square brackets.")
+
+
+def test_a_sentence_that_says_it_in_other_words_is_not_refused_for_holding_too_little_of_the_question():
+    import dataclasses
+
+    question = "Which regex quantifiers are lazy rather than greedy?"  # "regex", "lazy": words the passage never uses
+    answered = decide(ANSWER, case_of_passages(question, (_REGEX,), services=_ModelsWithSimilarity(), policy=ANSWER_POLICY))
+    assert answered.by == "best sentences" and answered.text.startswith("The non-greedy quantifiers *?, +? and ?? match as little text as possible.")
+    without = dataclasses.replace(ANSWER_POLICY, paraphrase_cosine=None)  # control: the shares alone refuse it
+    assert decide(ANSWER, case_of_passages(question, (_REGEX,), services=_ModelsWithSimilarity(), policy=without)).by == "too little of the question"
+    offtopic = decide(ANSWER, case_of_passages("How do I bake sourdough bread at home?", (_REGEX,), services=_ModelsWithSimilarity(), policy=ANSWER_POLICY))
+    assert offtopic.by == "too little of the question" and offtopic.refused  # another subject stays refused

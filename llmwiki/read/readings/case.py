@@ -221,11 +221,15 @@ class Case:
     @functools.cached_property
     def may_lead(self) -> list[bool]:
         """Which candidates may lead an answer: those that hold the minimum share themselves (all, where no word of the
-        question carries weight). A sentence ranked first for its kind of answer (a date, a name) but about something
-        else does not."""
+        question carries weight), or, where none does, those the sentence embedder reads as saying it in other words
+        (``policy.paraphrase_cosine``). A sentence ranked first for its kind of answer (a date, a name) but about
+        something else does not."""
         if not sum(self.weights.values()):
             return [True] * len(self.candidates)
-        return [value >= self.minimum_shares[0] for value in self.sentence_shares]
+        leads = [value >= self.minimum_shares[0] for value in self.sentence_shares]
+        if not any(leads) and self.policy.paraphrase_cosine is not None:  # one that says it in other words (``too little of the question``)
+            leads = [self.cosines.get(index, 0.0) >= self.policy.paraphrase_cosine for index in range(len(self.candidates))]
+        return leads
 
     # -- the sentences, ranked --------------------------------------------------------------
 

@@ -54,12 +54,15 @@ def too_little_of_the_question(case: Case) -> Decision | None:
     """Refused: the best sentence and the best passage hold too little of the question's terms, each weighted by its
     rarity in the store (a word every chunk has says little; one the store has never seen says the question is about
     something else): ``policy.min_shares_about_title`` when the question names the subject of a selected document,
-    else ``policy.min_shares_else``."""
+    else ``policy.min_shares_else``; unless the sentence embedder reads one of the best sentences as saying it in
+    other words (cosine with the question at least ``policy.paraphrase_cosine``)."""
     if not sum(case.weights.values()):
         return None
     min_sentence, min_passage = case.minimum_shares
     if max(case.sentence_shares) >= min_sentence and case.best_passage_share >= min_passage:
         return None
+    if case.policy.paraphrase_cosine is not None and max(case.cosines.values(), default=0.0) >= case.policy.paraphrase_cosine:
+        return None  # a sentence says it in other words: "the non-greedy quantifiers *?, ..." for "match as little as possible"
     missing = [word for word in question_words(without_truth_frame(case.question)) if stem(word) not in case.held]  # not "true"
     return refusal("no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""))
 
