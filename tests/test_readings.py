@@ -144,3 +144,17 @@ def test_a_sentence_that_says_it_in_other_words_is_not_refused_for_holding_too_l
     assert decide(ANSWER, case_of_passages(question, (_REGEX,), services=_ModelsWithSimilarity(), policy=without)).by == "too little of the question"
     offtopic = decide(ANSWER, case_of_passages("How do I bake sourdough bread at home?", (_REGEX,), services=_ModelsWithSimilarity(), policy=ANSWER_POLICY))
     assert offtopic.by == "too little of the question" and offtopic.refused  # another subject stays refused
+
+
+_COLLECTOR = ("Garbage collection", "CPython uses reference counting to find objects that nothing refers to. "
+              "A cycle detector collects reference cycles from time to time. Memory is returned to the allocator.")
+
+
+def test_a_phrase_that_says_how_not_what_weighs_nothing_in_the_share_a_sentence_must_hold():
+    from llmwiki.text.questions import without_function_phrases
+
+    assert without_function_phrases("objects no longer referred to, at least as well") == "objects referred to,"
+    answered = decide(ANSWER, case_of_passages("Which mechanism finds objects no longer referred to?", (_COLLECTOR,), services=_Models(), policy=ANSWER_POLICY))
+    assert answered.by == "best sentences" and answered.text.startswith("CPython uses reference counting")  # "longer" asks nothing
+    control = decide(ANSWER, case_of_passages("Which mechanism finds objects longer than a page?", (_COLLECTOR,), services=_Models(), policy=ANSWER_POLICY))
+    assert control.by == "too little of the question"  # "longer" as a word of its own still counts

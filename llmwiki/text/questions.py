@@ -98,6 +98,16 @@ _FRAME_WORDS = re.compile(r"\b(happen(s|ed|ing)?|occur(s|red|ring)?|t(a|oo)ke?n?
 _TRUTH_FRAME = re.compile(r"^(is|was) it (true|the case|correct) that,?\s+", re.IGNORECASE)
 
 
+# Phrases whose words say how, not what: "objects that are no longer reachable" is about reachable objects, not
+# about anything "longer"; "at least", "as well", "so far", "of course", "at all" likewise.
+_FUNCTION_PHRASES = re.compile(r"\b(?:no longer|any longer|at least|as well|so far|of course|at all|any more)\b", re.IGNORECASE)
+
+
+def without_function_phrases(text: str) -> str:
+    """The text without the phrases whose words say how, not what ("no longer", "at least", "as well")."""
+    return " ".join(_FUNCTION_PHRASES.sub(" ", text).split())
+
+
 def without_truth_frame(question: str) -> str:
     """"Is it true that otters eat urchins?" -> "otters eat urchins?": the frame asks nothing about "true"."""
     return _TRUTH_FRAME.sub("", question.strip())

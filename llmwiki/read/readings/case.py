@@ -28,6 +28,7 @@ from llmwiki.text.questions import (
     question_subject,
     shape,
     unnamed_person,
+    without_function_phrases,
     without_truth_frame,
 )
 
@@ -181,7 +182,8 @@ class Case:
     def weights(self) -> dict[str, float]:
         """Each term of the question by its rarity in the store, past the question's frame (for a yes/no question, past
         its numbers too: "... in 1911?" names the fact to check, not its topic)."""
-        weights = {term: weight for term, weight in self.index.rarity(without_truth_frame(self.question)).items() if term not in QUESTION_FRAME}
+        weights = {term: weight for term, weight in self.index.rarity(without_function_phrases(without_truth_frame(self.question))).items()
+                   if term not in QUESTION_FRAME}
         if self.yes_no:
             weights = {term: weight for term, weight in weights.items() if not term[:1].isdigit()}
         return weights
