@@ -158,3 +158,6 @@ def test_a_phrase_that_says_how_not_what_weighs_nothing_in_the_share_a_sentence_
     assert answered.by == "best sentences" and answered.text.startswith("CPython uses reference counting")  # "longer" asks nothing
     control = decide(ANSWER, case_of_passages("Which mechanism finds objects longer than a page?", (_COLLECTOR,), services=_Models(), policy=ANSWER_POLICY))
     assert control.by == "too little of the question"  # "longer" as a word of its own still counts
+    weighed = case_of_passages("Which objects are no longer referred to, and which are longer?", (_COLLECTOR,), services=_Models(), policy=ANSWER_POLICY).weights
+    assert "longer" in weighed and case_of_passages("Which objects are no longer referred to?", (_COLLECTOR,), services=_Models(),
+                                                      policy=ANSWER_POLICY).weights.keys().isdisjoint({"longer"})  # only the phrase goes

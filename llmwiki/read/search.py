@@ -236,27 +236,30 @@ def corrections(vocabulary: _Vocabulary, text: str) -> dict[str, str]:
 
 # The other spelling of a word, British or American ("colour" / "color", "initialise" / "initialize", "centre" /
 # "center", "catalogue" / "catalog", "analyse" / "analyze"): a user writes one, the sources may write the other.
-_SPELLINGS = (
-    (re.compile(r"(?<=\w{3})our(s|ed|ing|ite|ites|ful|less|able)?$"), r"or\1"),
-    (re.compile(r"(?<=\w{3})or(s|ed|ing|ite|ites|ful|less|able)?$"), r"our\1"),
-    (re.compile(r"(?<=\w{3})is(e|es|ed|ing|ation|ations|er|ers)$"), r"iz\1"),
-    (re.compile(r"(?<=\w{3})iz(e|es|ed|ing|ation|ations|er|ers)$"), r"is\1"),
-    (re.compile(r"(?<=\w{2})ys(e|es|ed|ing)$"), r"yz\1"),
-    (re.compile(r"(?<=\w{2})yz(e|es|ed|ing)$"), r"ys\1"),
-    (re.compile(r"(?<=\w{3})tre(s)?$"), r"ter\1"),
-    (re.compile(r"(?<=\w{3})ter(s)?$"), r"tre\1"),
-    (re.compile(r"(?<=\w{3})ogue(s)?$"), r"og\1"),
-    (re.compile(r"(?<=\w{3})og(s)?$"), r"ogue\1"),
-    (re.compile(r"^grey"), "gray"), (re.compile(r"^gray"), "grey"),
-    (re.compile(r"(?<=\w{3})ence(s)?$"), r"ense\1"), (re.compile(r"(?<=\w{3})ense(s)?$"), r"ence\1"),
+# (British ending, American ending, the endings that may follow, whether one must, letters that must come before):
+# each read both ways.
+_SPELLING_PAIRS = (
+    ("our", "or", "s|ed|ing|ite|ites|ful|less|able", False, 3),
+    ("is", "iz", "e|es|ed|ing|ation|ations|er|ers", True, 3),
+    ("ys", "yz", "e|es|ed|ing", True, 2),
+    ("tre", "ter", "s", False, 3),
+    ("ogue", "og", "s", False, 3),
+    ("ence", "ense", "s", False, 3),
 )
+_SPELLINGS = (
+    *((re.compile(rf"(?<=\w{{{before}}}){one}({after}){'' if required else '?'}$"), rf"{other}\1")
+      for british, american, after, required, before in _SPELLING_PAIRS for one, other in ((british, american), (american, british))),
+    (re.compile(r"^grey"), "gray"), (re.compile(r"^gray"), "grey"),
+)
+# Lower-case words of five letters or more, not parts of longer tokens: the words a slip or a spelling is looked for in.
+_LOWER_WORDS = re.compile(r"(?<![\w'’-])[a-z]{5,}(?![\w'’-])")
 
 
 def spelling_variants(text: str) -> dict[str, set[str]]:
     """{lower-case word of the text of five letters or more: its other spellings (``_SPELLINGS``)}; a variant is
     only a candidate: ``corrections`` reads a word as one only where more searchable chunks hold the variant."""
     found = {}
-    for word in dict.fromkeys(re.findall(r"(?<![\w'’-])[a-z]{5,}(?![\w'’-])", text[:MAX_QUERY_CHARS])):
+    for word in dict.fromkeys(_LOWER_WORDS.findall(text[:MAX_QUERY_CHARS])):
         variants = {pattern.sub(replacement, word) for pattern, replacement in _SPELLINGS if pattern.search(word)} - {word}
         if variants:
             found[word] = variants
@@ -275,7 +278,7 @@ def slips_of_words(text: str, stopwords: frozenset[str]) -> dict[str, dict[str, 
 
     dictionary = english_words()
     found = {}
-    for word in dict.fromkeys(re.findall(r"(?<![\w'’-])[a-z]{5,}(?![\w'’-])", text[:MAX_QUERY_CHARS])):
+    for word in dict.fromkeys(_LOWER_WORDS.findall(text[:MAX_QUERY_CHARS])):
         if word in dictionary or word in stopwords:
             continue
         candidates = {known: terms[0] for known in one_slip(word, _LETTERS) & dictionary

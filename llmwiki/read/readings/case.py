@@ -229,9 +229,17 @@ class Case:
         if not sum(self.weights.values()):
             return [True] * len(self.candidates)
         leads = [value >= self.minimum_shares[0] for value in self.sentence_shares]
-        if not any(leads) and self.policy.paraphrase_cosine is not None:  # one that says it in other words (``too little of the question``)
-            leads = [self.cosines.get(index, 0.0) >= self.policy.paraphrase_cosine for index in range(len(self.candidates))]
+        if not any(leads):  # one that says it in other words (``too little of the question``)
+            leads = [index in self.paraphrased for index in range(len(self.candidates))]
         return leads
+
+    @functools.cached_property
+    def paraphrased(self) -> frozenset[int]:
+        """The best hand-ranked candidates the sentence embedder reads as saying what the question asks in other words:
+        cosine with the question at least ``policy.paraphrase_cosine`` (none where that is None)."""
+        if self.policy.paraphrase_cosine is None:
+            return frozenset()
+        return frozenset(index for index, cosine in self.cosines.items() if cosine >= self.policy.paraphrase_cosine)
 
     # -- the sentences, ranked --------------------------------------------------------------
 

@@ -61,7 +61,7 @@ def too_little_of_the_question(case: Case) -> Decision | None:
     min_sentence, min_passage = case.minimum_shares
     if max(case.sentence_shares) >= min_sentence and case.best_passage_share >= min_passage:
         return None
-    if case.policy.paraphrase_cosine is not None and max(case.cosines.values(), default=0.0) >= case.policy.paraphrase_cosine:
+    if case.paraphrased:
         return None  # a sentence says it in other words: "the non-greedy quantifiers *?, ..." for "match as little as possible"
     missing = [word for word in question_words(without_truth_frame(case.question)) if stem(word) not in case.held]  # not "true"
     return refusal("no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""))
