@@ -65,6 +65,34 @@ def test_an_adjunct_before_a_yes_no_questions_auxiliary_moves_to_its_end():
         assert adjunct_last(question) == question
 
 
+def test_two_fronted_adjuncts_move_together_but_an_apposition_stays():
+    assert adjunct_last("In gnuplot 5, if I call fit, are all data points weighted equally?") == "Are all data points weighted equally in gnuplot 5 if I call fit?"
+    assert adjunct_last("On Windows, when the shell starts, is the path read?") == "Is the path read on Windows when the shell starts?"
+    # controls: an apposition after a name is no adjunct; one adjunct still moves alone
+    for question in ("Sibiu, a large city in Transylvania, was chosen in what year?", "Paris, France, is it big?"):
+        assert adjunct_last(question) == question
+    assert adjunct_last("In 1900, was the bridge made of steel?") == "Was the bridge made of steel in 1900?"
+
+
+def test_the_statement_leaves_an_aside_in_parentheses_out():
+    assert to_statement("Is enhanced text mode (sub/superscripts) switched on by default?") == "Enhanced text mode is switched on by default."
+    assert to_statement("Was Lincoln (the 16th president) born in 1809?") == "Lincoln was born in 1809."
+    assert to_statement("Was Lincoln born in 1809?") == "Lincoln was born in 1809."  # control: nothing to leave out
+    assert to_statement("Is (x) true?") == "(x) is true."  # control: an aside that is all the question says stays
+
+
+def test_the_subject_ends_before_a_participle_the_tagger_read_as_a_past_tense():
+    assert to_statement("Is enhanced text mode switched on by default?") == "Enhanced text mode is switched on by default."
+    assert to_statement("Is access to users' public_html directories enabled by default?") == "Access to users' public_html directories is enabled by default."
+    assert to_statement("Was the bridge built in 1900?") == "The bridge was built in 1900."  # control: a participle tagged as one
+
+
+def test_a_quantifier_opens_the_subject_not_is_it():
+    assert to_statement("Are all Require directives treated as alternatives by default?") == "All Require directives are treated as alternatives by default."
+    assert to_statement("Were all the soldiers killed?") == "All the soldiers were killed."
+    assert to_statement("Are some birds flightless?") == "Some birds are flightless."  # control: parsed as it was
+
+
 @pytest.mark.parametrize(("question", "read_as"), [
     ("Where is the legend drawn if I don't position it myself?", "Where is the legend drawn by default?"),
     ("What symbol marks outliers unless I choose another?", "What symbol marks outliers by default?"),

@@ -109,7 +109,9 @@ def subject_end(question: str) -> int | None:
     edge = subjects[0].right_edge
     # An opening "was" or "is" as the root with a participle hung on the subject ("Was the bridge built in 1900?",
     # "Is the Eiffel Tower made of iron?"): the participle is the passive's verb, not part of the subject.
-    participles = [child for child in subjects[0].rights if child.dep_ == "acl" and child.tag_ == "VBN"]
+    # The tagger may call the participle a past tense ("Is enhanced text mode switched on ...?"): as a clause on a noun
+    # it is a participle either way; it may hang on a noun inside the subject ("Is access to the directories enabled?").
+    participles = [token for token in subjects[0].subtree if token.i > subjects[0].i and token.dep_ == "acl" and token.tag_ in ("VBN", "VBD")]
     if verb.i == 0 and participles and participles[0].left_edge.i > subjects[0].i:
         edge = parsed[participles[0].left_edge.i - 1]
     return len(question[: edge.idx + len(edge.text)].split())

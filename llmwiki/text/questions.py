@@ -114,19 +114,25 @@ def without_truth_frame(question: str) -> str:
 
 
 # A yes/no question that opens with an adjunct before its auxiliary: "In 1900, was the bridge made of steel?".
-_FRONTED = re.compile(r"^(?P<adjunct>[^,?]{2,80}?),\s+(?P<auxiliary>[A-Za-z]+)\b(?P<rest>[^?]*)\?\s*$")
+# A second adjunct may follow, opened by a word that opens one: "In gnuplot 5, if I call fit, are all points weighted
+# equally?" (an apposition is no adjunct: "Sibiu, a large city in Transylvania, was chosen ...").
+_OPENS_ADJUNCT = r"(?:if|when|whenever|unless|while|once|after|before|since|until|because|although|though|as|in|on|at|by|with|without|for|from|during|under|according)"
+_FRONTED = re.compile(rf"^(?P<adjunct>[^,?]{{2,80}}?(?:,\s+{_OPENS_ADJUNCT}\b[^,?]{{1,80}}?)?),\s+(?P<auxiliary>[A-Za-z]+)\b(?P<rest>[^?]*)\?\s*$", re.IGNORECASE)
 # Words that open a question without saying anything of it: "So, is it true ...?" is "Is it true ...?".
+_WH_WORDS = frozenset({"who", "whom", "whose", "what", "which", "where", "why", "how"})
 _DISCOURSE = frozenset({"so", "well", "ok", "okay", "now", "then", "and", "but", "also", "yes", "no", "hey", "oh", "right", "actually", "honestly"})
 
 
 def adjunct_last(question: str) -> str:
     """A yes/no question read from its auxiliary, an adjunct before it moved to its end ("In 1900, was the bridge made
-    of steel?" -> "Was the bridge made of steel in 1900?") or, where it is a word that says nothing ("So, is ..."),
+    of steel?" -> "Was the bridge made of steel in 1900?"; two of them keep their order: "In gnuplot 5, if I call fit,
+    are ...?" -> "Are ... in gnuplot 5 if I call fit?") or, where it is a word that says nothing ("So, is ..."),
     dropped; any other question as it is. The statement it asks about then reads as a sentence."""
     match = _FRONTED.match(question.strip())
-    if match is None or match.group("auxiliary").lower() not in AUXILIARIES or match.group("adjunct").split()[0].lower() in AUXILIARIES:
-        return question
-    adjunct, auxiliary, rest = match.group("adjunct").strip(), match.group("auxiliary"), match.group("rest").rstrip()
+    first_word = match.group("adjunct").split()[0].lower().rstrip(",") if match else ""
+    if match is None or match.group("auxiliary").lower() not in AUXILIARIES or first_word in AUXILIARIES or first_word in _WH_WORDS:
+        return question  # "Who, if anyone, was king?" asks who
+    adjunct, auxiliary, rest = " ".join(match.group("adjunct").replace(",", " ").split()), match.group("auxiliary"), match.group("rest").rstrip()
     opened = f"{auxiliary[:1].upper()}{auxiliary[1:]}{rest}"
     if adjunct.lower() in _DISCOURSE:
         return f"{opened}?"
@@ -242,7 +248,7 @@ def _statement_parts(question: str) -> tuple[list[str], str, list[str]] | None:
     elif (parsed := _parsed_subject(words, rest)) is not None:
         end = parsed
     elif rest and rest[0].lower() in DETERMINERS:
-        end = 1
+        end = 2 if rest[0].lower() in ("all", "both") and len(rest) > 2 and rest[1].lower() in DETERMINERS else 1  # "all the soldiers"
         while (end < len(rest) and end < 4 and not rest[end].lower().endswith(("ed", "ing")) and rest[end].lower() not in AUXILIARIES
                and rest[end].lower() not in ("a", "an", "the", "in", "on", "at", "of", "to", "by", "for", "with")
                and rest[end + 1: end + 2] != ["than"] and rest[end].lower() not in ("more", "less", "fewer")):  # "the elephant heavier than ..."
@@ -270,6 +276,8 @@ def _parsed_subject(words: Sequence[str], rest: Sequence[str]) -> int | None:
     if end is None or not 1 < end < len(words):
         return None
     subject = [word.lower() for word in words[1:end]]
+    if len(subject) == 1 and subject[0] in DETERMINERS:
+        return None  # "Are all Require directives treated ...?" parsed as "all" and a predicate noun: the noun is its head
     if len(subject) > _PARSED_SUBJECT_WORDS or any(word in DETERMINERS and subject[place - 1] not in _PREPOSITIONS for place, word in enumerate(subject) if place):
         return None
     return end - 1
@@ -309,14 +317,19 @@ def _sentence(words: Sequence[str]) -> str:
     return sentence[:1].upper() + sentence[1:] + "."
 
 
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
 def to_statement(question: str) -> str:
     """The statement a yes/no question asks about: "Was Lincoln the 16th President?" -> "Lincoln was the 16th President."
 
     The auxiliary moves behind the subject (``_statement_parts``); "did/does/do" are
-    dropped ("Did Lincoln sign the Act?" -> "Lincoln sign the Act."). Word
-    order matters to the NLI model only; the fact checks read names, numbers
-    and negations wherever they stand.
+    dropped ("Did Lincoln sign the Act?" -> "Lincoln sign the Act."); an aside in
+    parentheses is left out. Word order matters to the NLI model only; the fact
+    checks read names, numbers and negations wherever they stand.
     """
+    if len((plain := " ".join(_ASIDE.sub(" ", question).split())).split()) >= 3 and question_words(plain):
+        question = plain  # "Is enhanced text mode (sub/superscripts) on by default?": the model reads an aside as a claim
     parts = _statement_parts(question)
     if parts is None:
         words = without_truth_frame(question).rstrip("?").split()
