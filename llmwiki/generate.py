@@ -41,7 +41,7 @@ from pydantic import BaseModel, ValidationError
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.text.segment import HEADING, is_whole_sentence, segments
-from llmwiki.text.terms import candidate_terms, mention_pattern, term_key
+from llmwiki.text.terms import candidate_terms, mention_pattern, singular, term_key
 from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint
@@ -530,10 +530,10 @@ def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Map
             source_entry = {"path": document.path, "hash": document.content_hash} | ({"read": tag} if (tag := extractor_tag(document.parser)) else {})
             concept_slugs = []
             for concept in draft.concepts:
-                slug = slugify(concept.name)
-                if slug == Path(summary_path).stem and f"{CONCEPTS}/{slug}.md" not in texts:
-                    slug = f"{slug}-concept"
-                concept_slugs.append((slug, concept))
+                # One page per concept, however each document writes it ("Environment Variables", "environment
+                # variable"), named the same whichever document proposes it first (a concept may share its summary's
+                # name: they live in different folders).
+                concept_slugs.append((slugify(singular(concept.name)), concept))
             # Remove this source's sections from concepts it no longer proposes.
             kept = {slug for slug, _ in concept_slugs}
             for slug, (meta, body) in list(concept_pages.items()):

@@ -151,6 +151,19 @@ def test_two_sources_feed_one_concept_and_updates_keep_the_other(workspace):
     assert any("removed the section from sources/a.md" in note for note in report.generation.notes)
 
 
+def test_one_concept_gets_one_page_whatever_its_spelling_or_the_proposing_file(workspace):
+    # The file named like the concept proposes it too, and the other writes it in the plural: one page, both sections.
+    (workspace.sources_dir / "kelp-forest.md").write_text(KELP_A, encoding="utf-8")
+    (workspace.sources_dir / "b.md").write_text(KELP_B.replace("the Kelp Forest along", "the Kelp Forests along").replace("The Kelp Forest grew", "The Kelp Forests grew"),
+                                                encoding="utf-8")
+    ingest_paths(workspace)
+    pages = sorted(path.name for path in (workspace.root / CONCEPTS).glob("kelp*.md"))
+    assert pages == ["kelp-forest.md"]
+    _, sections = split_sections(split_frontmatter((workspace.root / CONCEPTS / "kelp-forest.md").read_text(encoding="utf-8"))[1])
+    assert set(sections) == {"sources/kelp-forest.md", "sources/b.md"}
+    assert "Kelp Forests grew" in sections["sources/b.md"]
+
+
 class ScriptedBackend:
     """A generating backend that returns scripted replies (or raises)."""
 
