@@ -307,3 +307,13 @@ def test_the_shipped_tables_are_what_the_builder_makes_from_wordnet(tmp_path):
     write_kinds(folder, tmp_path / "kinds.tsv.gz")
     assert (tmp_path / "antonyms.tsv").read_bytes() == TABLE.read_bytes()
     assert (tmp_path / "kinds.tsv.gz").read_bytes() == KINDS_TABLE.read_bytes()  # gzip without a time stamp: the same bytes
+
+
+def test_a_manuals_page_reference_is_no_rival_number():
+    claim = "All data points are weighted equally in gnuplot 5."
+    referenced = check_facts(claim, ["If the data points have weights, gnuplot calculates the p-value, see practical guidelines (p. 95)."])
+    assert not referenced.contradicted and referenced.unrivalled_numbers == ("5",)  # silent on the version, not denying it
+    for window in ("The weights are read from a column of their own (see page 12).", "Weights are explained on page 40 of the manual."):
+        assert not check_facts(claim, [window]).contradicted
+    # control: the same number stated as a fact is a rival
+    assert check_facts(claim, ["If the data points have weights, gnuplot 95 calculates the p-value."]).contradicted

@@ -79,6 +79,11 @@ def _number(token: str) -> str | None:
 _SHORT_SPAN = re.compile(r"\b(1[0-9]|20)(\d\d)(\s*[–—-]\s*)(\d\d)\b(?![.,]?\d)")
 
 
+# A printed manual's cross-reference states no fact: "see practical guidelines (p. 95)", "(see page 12)".
+_PAGE_REFERENCE = re.compile(r"\s*\((?:see\s+)?(?:p|pp|page|pages)\.?\s*\d+(?:\s*[-–]\s*\d+)?\)|\b(?:see|on)\s+(?:p|pp|page|pages)\.?\s*\d+(?:\s*[-–]\s*\d+)?",
+                             re.IGNORECASE)
+
+
 def _full_spans(text: str) -> str:
     """The text with each short span of years written out: "the 2018–19 academic year" -> "the 2018–2019 academic year"."""
     def written_out(match: re.Match) -> str:
@@ -368,7 +373,7 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     if not windows:
         raise ValueError("check_facts needs at least one evidence window")
     as_given = windows  # the anchor is returned as the caller wrote it; the checks read "2018–19" as two years
-    claim, windows = _full_spans(claim), [_full_spans(window) for window in windows]
+    claim, windows = _full_spans(claim), [_full_spans(_PAGE_REFERENCE.sub("", window)) for window in windows]
     contexts = None if contexts is None else [_full_spans(context) for context in contexts]
     claim_words = tokens(claim)
     if names is None:
