@@ -118,8 +118,9 @@ def without_truth_frame(question: str) -> str:
 # equally?" (an apposition is no adjunct: "Sibiu, a large city in Transylvania, was chosen ...").
 _OPENS_ADJUNCT = r"(?:if|when|whenever|unless|while|once|after|before|since|until|because|although|though|as|in|on|at|by|with|without|for|from|during|under|according)"
 _FRONTED = re.compile(rf"^(?P<adjunct>[^,?]{{2,80}}?(?:,\s+{_OPENS_ADJUNCT}\b[^,?]{{1,80}}?)?),\s+(?P<auxiliary>[A-Za-z]+)\b(?P<rest>[^?]*)\?\s*$", re.IGNORECASE)
-# Words that open a question without saying anything of it: "So, is it true ...?" is "Is it true ...?".
+# A question opened by one of these asks it, whatever commas follow: "Who, if anyone, was king?".
 _WH_WORDS = frozenset({"who", "whom", "whose", "what", "which", "where", "why", "how"})
+# Words that open a question without saying anything of it: "So, is it true ...?" is "Is it true ...?".
 _DISCOURSE = frozenset({"so", "well", "ok", "okay", "now", "then", "and", "but", "also", "yes", "no", "hey", "oh", "right", "actually", "honestly"})
 
 
@@ -129,14 +130,16 @@ def adjunct_last(question: str) -> str:
     are ...?" -> "Are ... in gnuplot 5 if I call fit?") or, where it is a word that says nothing ("So, is ..."),
     dropped; any other question as it is. The statement it asks about then reads as a sentence."""
     match = _FRONTED.match(question.strip())
-    first_word = match.group("adjunct").split()[0].lower().rstrip(",") if match else ""
-    if match is None or match.group("auxiliary").lower() not in AUXILIARIES or first_word in AUXILIARIES or first_word in _WH_WORDS:
-        return question  # "Who, if anyone, was king?" asks who
-    adjunct, auxiliary, rest = " ".join(match.group("adjunct").replace(",", " ").split()), match.group("auxiliary"), match.group("rest").rstrip()
+    if match is None or match.group("auxiliary").lower() not in AUXILIARIES:
+        return question
+    adjunct = " ".join(match.group("adjunct").replace(",", " ").split())  # two adjuncts read on, in their order
+    first, *others = adjunct.split()
+    if first.lower() in AUXILIARIES or first.lower() in _WH_WORDS:
+        return question
+    auxiliary, rest = match.group("auxiliary"), match.group("rest").rstrip()
     opened = f"{auxiliary[:1].upper()}{auxiliary[1:]}{rest}"
     if adjunct.lower() in _DISCOURSE:
         return f"{opened}?"
-    first, *others = adjunct.split()
     if first.lower() in STOPWORDS or not others or not others[0][:1].isupper():  # "In 1900", "Today"; a name keeps its capitals ("Lake Geneva")
         first = first.lower()
     return f"{opened} {' '.join([first, *others])}?"
