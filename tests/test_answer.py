@@ -234,6 +234,18 @@ def test_a_sentence_that_points_back_is_quoted_after_the_sentence_it_points_at(w
     assert control.text.split(" [c")[0] == "Wombats feed at night on native grasses, roots and bark."  # a sentence that stands alone stands alone
 
 
+def test_a_sentence_that_names_a_function_by_this_is_quoted_after_the_sentence_that_names_it(workspace):
+    with_sources(workspace, annotations=(
+        "# Annotations\n\nVersion 3 of the toolkit adds a new function to its library: `meta.read_notes()`. "
+        "In version 3 and newer, calling this function is the best practice for reading the notes of an object. "
+        "Older versions read the notes attribute directly.\n"))
+    answer = ask_by_hand(workspace, "What is the best practice for reading the notes of an object in version 3 and newer?")
+    assert answer.text.split(" [c")[0] == ("Version 3 of the toolkit adds a new function to its library: `meta.read_notes()`. "
+                                          "In version 3 and newer, calling this function is the best practice for reading the notes of an object.")
+    control = ask_by_hand(workspace, "How do older versions read the notes?")
+    assert control.text.split(" [c")[0] == "Older versions read the notes attribute directly."  # no "this function": it stands alone
+
+
 def test_an_it_before_an_it_is_quoted_after_the_sentence_it_points_at_not_guessed(workspace):
     with_sources(workspace, modules=(
         "# Module attributes\n\n`__file__` is optional (if set, value must be a string). "

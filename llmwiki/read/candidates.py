@@ -19,11 +19,14 @@ from llmwiki.pages import CITATION
 from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
 from llmwiki.read.select import Selection, select
 from llmwiki.text import DEMONSTRATIVES, OPENING_PRONOUNS, alternation, parsing, stem, tokens
-from llmwiki.text.questions import last_people, rank_sentences, reads_as_prose, resolve_opening_pronoun, shape
+from llmwiki.text.questions import CODE_KINDS, last_people, rank_sentences, reads_as_prose, resolve_opening_pronoun, shape
 from llmwiki.workspace import Workspace
 
 # A sentence that opens by pointing back at the one before ("This is for camouflage.", "Such a method ...").
 _REFERS_BACK = re.compile(rf"^{alternation(word.title() for word in DEMONSTRATIVES | {'such'})}\b")
+# ... or that names a thing of a manual by pointing back at it past its opening ("Python 3.10 adds a new function:
+# `inspect.get_annotations()`. In Python 3.10 and newer, calling this function is the best practice ...").
+_NAMES_BACK = re.compile(rf"\b(?:this|these)\s+{alternation(CODE_KINDS)}s?\b")
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class Candidate:
     @property
     def _antecedent(self) -> tuple[str, str]:
         """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
-        return self._before if _REFERS_BACK.match(self.sentence) else ("", "")
+        return self._before if _REFERS_BACK.match(self.sentence) or _NAMES_BACK.search(self.sentence) else ("", "")
 
     @property
     def quoted_before(self) -> str:
