@@ -41,7 +41,7 @@ from pydantic import BaseModel, ValidationError
 from llmwiki import prompts
 from llmwiki.backends import Backend, BackendError
 from llmwiki.text.segment import HEADING, is_whole_sentence, segments
-from llmwiki.text.terms import candidate_terms, mention_pattern, singular, term_key
+from llmwiki.text.terms import candidate_terms, mention_pattern, singular, term_key, unmarked
 from llmwiki.config import WikiSettings
 from llmwiki.errors import LlmwikiError
 from llmwiki.failpoints import failpoint
@@ -235,7 +235,7 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     terms = candidate_terms([chunk.text for chunk in chunks], common_words=english_words(), leave_out=[document.title or ""])
     taken: list[str] = []
     quoted: set[int] = set()  # each sentence is quoted by one concept at most (the summary may quote it too)
-    plain = [re.sub(r"[`*_]", "", sentence.text.lower()) for sentence in sentences]
+    plain = [unmarked(sentence.text.lower()) for sentence in sentences]
     for term in terms:
         if any(term_key(term.name) == term_key(other) for other in taken) or (shared is not None and not shared(term_key(term.name))):
             continue  # a term that no other document takes up has no page of its own
@@ -529,11 +529,13 @@ def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Map
             written_sources.append(document)
             source_entry = {"path": document.path, "hash": document.content_hash} | ({"read": tag} if (tag := extractor_tag(document.parser)) else {})
             concept_slugs = []
+            from llmwiki.models import english_words
+
             for concept in draft.concepts:
                 # One page per concept, however each document writes it ("Environment Variables", "environment
                 # variable"), named the same whichever document proposes it first (a concept may share its summary's
                 # name: they live in different folders).
-                concept_slugs.append((slugify(singular(concept.name)), concept))
+                concept_slugs.append((slugify(singular(concept.name, english_words())), concept))
             # Remove this source's sections from concepts it no longer proposes.
             kept = {slug for slug, _ in concept_slugs}
             for slug, (meta, body) in list(concept_pages.items()):

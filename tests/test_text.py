@@ -120,3 +120,27 @@ def test_mention_counts_in_one_pass_agree_with_the_pattern_for_every_name():
     names = ["os.path", "os.path.join()", "set logscale", "logscale", "-o", "__init__", "module", "absent"]
     assert mention_counts(names, text) == {name: len(mention_pattern(name).findall(text)) for name in names} == {
         "os.path": 3, "os.path.join()": 1, "set logscale": 1, "logscale": 2, "-o": 1, "__init__": 0, "module": 1, "absent": 0}
+
+
+def test_a_terms_singular_is_an_english_word_or_the_term_as_written():
+    from llmwiki.text.terms import singular
+
+    words = frozenset("alias bus case class dictionary method variable series species canvas handler".split())
+    assert [singular(name, words) for name in ("Classes", "Dictionaries", "Static methods", "Environment Variables", "Cases", "Aliases", "Buses")] == [
+        "Class", "Dictionary", "Static method", "Environment Variable", "Case", "Alias", "Bus"]
+    assert [singular(name, words) for name in ("Series", "Species", "Canvas")] == ["Series", "Species", "Canvas"]  # no "Sery", "Canva"
+    assert singular("kwargs", words) == "kwarg" and singular("Handlers", frozenset()) == "Handler"  # a name no list holds loses its "s"
+    assert singular("Series", frozenset()) == "Sery"  # control: without a word list, the regular rule alone
+    from llmwiki.models import english_words
+
+    assert singular("Series", english_words()) == "Series" and singular("Aliases", english_words()) == "Alias"  # the shipped word list
+
+
+
+def test_a_name_with_underscores_is_a_term_and_no_emphasis():
+    from llmwiki.text.terms import candidate_terms, unmarked
+
+    assert unmarked("the `__init__()` method, _stress_ and **bold**, read_csv") == "the __init__() method, stress and bold, read_csv"
+    text = "Define `__init__()` first. The `__init__()` method runs once. A **bold term** twice: **bold term**."
+    terms = {term.name: term.kinds for term in candidate_terms([text])}
+    assert terms == {"__init__()": {"code"}, "bold term": {"definition"}}  # not "init", neither as bold nor as a mention

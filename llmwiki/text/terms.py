@@ -33,6 +33,9 @@ synopsis syntax table tip tips todo topics usage version warning warnings what w
 _THANKS = re.compile(r"acknowledg|thanks|contributor|author|credit", re.IGNORECASE)
 _NUMBERING = re.compile(r"^(?:(?:chapter|section|part|appendix)\s+)?(?:[\dA-Z]{1,3}(?:\.\d+)*\.?)\s+", re.IGNORECASE)
 _CODE = re.compile(r"`([^`\n]{1,60})`")
+# Markdown's marks: backticks, asterisks and an underscore that opens or closes an emphasised word ("_stress_"); the
+# underscores of a name ("__init__", "read_csv", "sys.path_hooks") are the name's.
+_MARKS = re.compile(r"[`*]|(?<!\w)_(?=[^\W_])|(?<=[^\W_])_(?!\w)")
 _BOLD = re.compile(r"\*\*([^*\n]{2,60})\*\*|__([^_\n]{2,60})__")
 _ITALIC = re.compile(r"(?<![*\w])\*([^*\s][^*\n]{0,58}[^*\s]|[^*\s])\*(?![*\w])|(?<![_\w])_([^_\s][^_\n]{0,58}[^_\s])_(?![_\w])")
 # Words programmers put in examples for anything at all: an identifier made of them names nothing in the corpus.
@@ -71,29 +74,48 @@ def term_key(text: str) -> str:
     return " ".join(words)
 
 
-def singular(name: str) -> str:
+def singular(name: str, words: frozenset[str] = frozenset()) -> str:
     """A term's title in the singular, as indexes list terms ("Classes" -> "Class", "Dictionaries" -> "Dictionary",
-    "Static methods" -> "Static method"); a word that is not a regular plural is left as it is."""
+    "Static methods" -> "Static method"); a word that is not a regular plural is left as it is.
+
+    words: English words (lower case; ``models.english_words``, the shipped MiniLM's). Where they are given, the
+    singular must be one of them, and a word ending in "s" whose singular is none is left as it is
+    ("Series", "Canvas", not "Sery", "Canva"; "Aliases" -> "Alias"); a name no list holds ("kwargs") loses its "s"."""
     head, _, last = name.rpartition(" ")
     lowered = last.lower()
     if not last.isalpha() or len(last) <= 3 or lowered.endswith(("ss", "us", "is", "ics")) or not lowered.endswith("s"):
         return name
     if lowered.endswith("ies"):
-        last = last[:-3] + "y"
-    elif lowered.endswith(("sses", "ches", "shes", "xes")):
-        last = last[:-2]
+        cuts = [(3, "y")]
+    elif lowered.endswith(("sses", "ches", "shes", "xes", "zes")):
+        cuts = [(2, ""), (1, "")]  # "boxes", "classes"
+    elif lowered.endswith("ses"):
+        cuts = [(1, ""), (2, "")]  # "cases", "phrases"; "aliases", "buses"
     else:
-        last = last[:-1]
+        cuts = [(1, "")]
+    forms = [last[: len(last) - cut] + ending for cut, ending in cuts]
+    known = [form for form in forms if form.lower() in words]
+    if known:
+        last = known[0]
+    elif words and lowered in words:
+        return name  # an English word whose singular is no word: "series", "species", "canvas"
+    else:
+        last = forms[0]
     return f"{head} {last}" if head else last
 
 
+def unmarked(text: str) -> str:
+    """The text without its Markdown marks of code and emphasis (``_MARKS``): what ``mention_pattern`` reads."""
+    return _MARKS.sub("", text)
+
+
 def mention_pattern(name: str) -> re.Pattern[str]:
-    """Where a text (lower case, its `*_ marks taken out) mentions a term: its name as a whole word, a call's "()" off."""
+    """Where a text (lower case, its marks taken out: ``unmarked``) mentions a term: its name as a whole word, a call's "()" off."""
     return re.compile(rf"(?<![\w]){re.escape(name.lower().rstrip('()'))}(?![\w])")
 
 
 def mention_counts(names: Iterable[str], text: str) -> dict[str, int]:
-    """How often the text (lower case, its `*_ marks taken out) mentions each name, as ``mention_pattern`` finds it,
+    """How often the text (lower case, its marks taken out: ``unmarked``) mentions each name, as ``mention_pattern`` finds it,
     in one pass over the text: each name is looked for only where its rarest word stands, so a manual of a
     thousand pages with tens of thousands of candidate terms is read in seconds, not a scan of it per term."""
     places: dict[str, list[int]] = {}
@@ -124,7 +146,7 @@ _WORD_CHAR = re.compile(r"\w")
 def _clean_heading(text: str) -> str:
     text = text.lstrip("#").strip().strip("*_`").strip()
     text = _NUMBERING.sub("", text)
-    return re.sub(r"[`*_]", "", text).strip(" .:")
+    return unmarked(text).strip(" .:")
 
 
 def _acceptable(name: str, kind: str) -> bool:
@@ -168,8 +190,9 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
             prose.append(piece)
             for match in _CODE.finditer(piece):
                 _add(found, match.group(1).strip(), "code")
+            outside_code = _CODE.sub(lambda match: " " * len(match.group()), piece)  # "`__init__`" is no bold "init"
             for pattern in (_BOLD, _ITALIC):
-                for match in pattern.finditer(piece):
+                for match in pattern.finditer(outside_code):
                     name = (match.group(1) or match.group(2)).strip()
                     defined = _DEFINES_AFTER.match(piece[match.end():]) or _DEFINES_BEFORE.search(piece[:match.start()])
                     if defined or len(_WORD.findall(name)) > 1 or name.lower() not in common_words:
@@ -178,7 +201,7 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
                 for match in _NAME.finditer(piece):
                     _add(found, match.group(1), "name")
     body = " ".join(prose).lower()
-    plain = re.sub(r"[`*_]", "", body)
+    plain = unmarked(body)
     left_out = {term_key(name) for name in leave_out}
     kept = []
     counts = mention_counts([term.name for key, term in found.items() if key and key not in left_out], plain)
