@@ -144,3 +144,11 @@ def test_a_name_with_underscores_is_a_term_and_no_emphasis():
     text = "Define `__init__()` first. The `__init__()` method runs once. A **bold term** twice: **bold term**."
     terms = {term.name: term.kinds for term in candidate_terms([text])}
     assert terms == {"__init__()": {"code"}, "bold term": {"definition"}}  # not "init", neither as bold nor as a mention
+
+
+def test_an_option_of_one_letter_is_no_term_however_it_is_marked():
+    from llmwiki.text.terms import candidate_terms
+
+    text = "Like *-C*, but the editor is invoked; *-C* reuses the message. The `--amend` flag rewrites; `--amend` again."
+    names = {term.name for term in candidate_terms([text])}
+    assert "-C" not in names and "--amend" in names  # the long option, a control, stays

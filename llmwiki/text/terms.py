@@ -155,6 +155,8 @@ def _acceptable(name: str, kind: str) -> bool:
         return False
     if all(word.lower() in FURNITURE for word in words):
         return False
+    if name.startswith("-") and len(name) < 3:
+        return False  # an option of one letter ("-C"), however it is marked: as code it is too short to name anything
     if kind == "code":
         if any(word.lower() in PLACEHOLDERS for word in words) or len(name.strip("()")) < 3:
             return False
