@@ -500,9 +500,12 @@ def compose_pages(
 
 def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Mapping[str, str], aliases: tuple[dict[str, str], dict[str, str]],
                    settings: WikiSettings, backend: Backend, tracer: Tracer) -> Composition:
+    from llmwiki.models import english_words
+
     report = GenerationReport()
     reports = store.extraction_reports()
     shared, repeated = corpus_terms(reports), repeated_sentences(reports)
+    words = english_words()  # a concept's page is named from its singular where that is an English word
     texts: dict[str, str | None] = {}
     owners = _existing_summaries(existing)
     concept_pages: dict[str, tuple[dict, str]] = {}  # slug -> (meta, body) as being edited
@@ -529,13 +532,11 @@ def _compose_pages(store: Store, documents: Sequence[Document], *, existing: Map
             written_sources.append(document)
             source_entry = {"path": document.path, "hash": document.content_hash} | ({"read": tag} if (tag := extractor_tag(document.parser)) else {})
             concept_slugs = []
-            from llmwiki.models import english_words
-
             for concept in draft.concepts:
                 # One page per concept, however each document writes it ("Environment Variables", "environment
                 # variable"), named the same whichever document proposes it first (a concept may share its summary's
                 # name: they live in different folders).
-                concept_slugs.append((slugify(singular(concept.name, english_words())), concept))
+                concept_slugs.append((slugify(singular(concept.name, words)), concept))
             # Remove this source's sections from concepts it no longer proposes.
             kept = {slug for slug, _ in concept_slugs}
             for slug, (meta, body) in list(concept_pages.items()):

@@ -123,6 +123,7 @@ def test_mention_counts_in_one_pass_agree_with_the_pattern_for_every_name():
 
 
 def test_a_terms_singular_is_an_english_word_or_the_term_as_written():
+    from llmwiki.models import english_words
     from llmwiki.text.terms import singular
 
     words = frozenset("alias bus case class dictionary method variable series species canvas handler".split())
@@ -131,10 +132,7 @@ def test_a_terms_singular_is_an_english_word_or_the_term_as_written():
     assert [singular(name, words) for name in ("Series", "Species", "Canvas")] == ["Series", "Species", "Canvas"]  # no "Sery", "Canva"
     assert singular("kwargs", words) == "kwarg" and singular("Handlers", frozenset()) == "Handler"  # a name no list holds loses its "s"
     assert singular("Series", frozenset()) == "Sery"  # control: without a word list, the regular rule alone
-    from llmwiki.models import english_words
-
     assert singular("Series", english_words()) == "Series" and singular("Aliases", english_words()) == "Alias"  # the shipped word list
-
 
 
 def test_a_name_with_underscores_is_a_term_and_no_emphasis():
