@@ -42,7 +42,6 @@ import html
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -319,6 +318,10 @@ def build(data: Path, workspace: Path, *, rebuild: bool) -> None:
     timed_ingest({name: data / name for name in CORPORA}, workspace, label="Build")
 
 
+_PEAK_OF_CHILD = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+                  "print(f'peak-kb {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', flush=True); sys.exit(code)")
+
+
 def timed_ingest(folders: dict[str, Path], workspace: Path, *, label: str) -> None:
     """Copy the folders' HTML and PDF files into a new workspace and time `llmwiki ingest` (with its wiki) on them."""
     shutil.rmtree(workspace, ignore_errors=True)
@@ -335,15 +338,16 @@ def timed_ingest(folders: dict[str, Path], workspace: Path, *, label: str) -> No
             size += target.stat().st_size
             files += 1
     started = time.perf_counter()
-    process = subprocess.Popen([*llmwiki, "ingest", "-w", str(workspace)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    output, _ = process.communicate()
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the largest child's peak: the ingest
+    # The ingest is started by a small Python that reports its child's peak: Linux counts in a child's peak the size of
+    # the process it was forked from, and this one has read every extractor candidate by now.
+    process = subprocess.run([sys.executable, "-c", _PEAK_OF_CHILD, *llmwiki, "ingest", "-w", str(workspace)], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     seconds = time.perf_counter() - started
+    output = process.stdout
     if process.returncode != 0:
         print(output.decode("utf-8", "replace")[-2000:])
         sys.exit(f"llmwiki ingest failed (exit {process.returncode})")
-    peak_mb = usage.ru_maxrss / 1024
+    peak_mb = int(re.findall(rb"^peak-kb (\d+)$", output, re.MULTILINE)[-1]) / 1024
     summary = [line for line in output.decode("utf-8", "replace").splitlines() if line.startswith(("Wiki:", "Store:")) or " files: " in line]
     print(f"\n{label}: {files} files, {size / 1e6:.1f} MB of sources, ingest + wiki {seconds:.1f} s = {seconds / (size / 1e6):.2f} s per MB; peak memory {peak_mb:.0f} MB")
     for line in summary:
