@@ -80,8 +80,8 @@ _SHORT_SPAN = re.compile(r"\b(1[0-9]|20)(\d\d)(\s*[–—-]\s*)(\d\d)\b(?![.,]?\
 
 
 # A printed manual's cross-reference states no fact: "see practical guidelines (p. 95)", "(see page 12)".
-_PAGE_REFERENCE = re.compile(r"\s*\((?:see\s+)?(?:p|pp|page|pages)\.?\s*\d+(?:\s*[-–]\s*\d+)?\)|\b(?:see|on)\s+(?:p|pp|page|pages)\.?\s*\d+(?:\s*[-–]\s*\d+)?",
-                             re.IGNORECASE)
+_PAGES = r"(?:p|pp|page|pages)\.?\s*\d+(?:\s*[-–]\s*\d+)?"
+_PAGE_REFERENCE = re.compile(rf"\s*\((?:see\s+)?{_PAGES}\)|\b(?:see|on)\s+{_PAGES}", re.IGNORECASE)
 
 
 def _full_spans(text: str) -> str:

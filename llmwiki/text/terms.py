@@ -155,10 +155,10 @@ def _acceptable(name: str, kind: str) -> bool:
         return False
     if all(word.lower() in FURNITURE for word in words):
         return False
-    if name.startswith("-") and len(name) < 3:
-        return False  # an option of one letter ("-C"), however it is marked: as code it is too short to name anything
+    if (kind == "code" or name.startswith("-")) and len(name.strip("()")) < 3:
+        return False  # too short to name anything as code, and so is an option of one letter ("-C") however it is marked
     if kind == "code":
-        if any(word.lower() in PLACEHOLDERS for word in words) or len(name.strip("()")) < 3:
+        if any(word.lower() in PLACEHOLDERS for word in words):
             return False
         return bool(_IDENTIFIER.match(name) or _COMMAND.match(name)) and any(char.isalpha() for char in name)
     if kind == "name" and len(words) == 1:
