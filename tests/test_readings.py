@@ -146,6 +146,17 @@ def test_a_sentence_that_says_it_in_other_words_is_not_refused_for_holding_too_l
     assert offtopic.by == "too little of the question" and offtopic.refused  # another subject stays refused
 
 
+def test_a_paraphrase_holds_the_numbers_the_question_writes_in_figures():
+    question = "Which regex quantifiers from 1997 are lazy rather than greedy?"
+    passage = ("Regular expression HOWTO", "Repetitions such as * are greedy: the engine repeats them as many times as possible. "
+               "The non-greedy quantifiers *?, +? and ?? came in {year} and match as little text as possible.")
+    other_year = case_of_passages(question, ((passage[0], passage[1].format(year=1999)),), services=_ModelsWithSimilarity(), policy=ANSWER_POLICY)
+    assert max(other_year.cosines.values()) >= ANSWER_POLICY.paraphrase_cosine  # the embedder reads it as the same question...
+    assert not other_year.paraphrased and decide(ANSWER, other_year).by == "too little of the question"  # ...but 1999 is not 1997
+    same_year = case_of_passages(question, ((passage[0], passage[1].format(year=1997)),), services=_ModelsWithSimilarity(), policy=ANSWER_POLICY)
+    assert same_year.paraphrased and decide(ANSWER, same_year).text.startswith("The non-greedy quantifiers")  # control
+
+
 _COLLECTOR = ("Garbage collection", "CPython uses reference counting to find objects that nothing refers to. "
               "A cycle detector collects reference cycles from time to time. Memory is returned to the allocator.")
 
@@ -158,6 +169,9 @@ def test_a_phrase_that_says_how_not_what_weighs_nothing_in_the_share_a_sentence_
     assert answered.by == "best sentences" and answered.text.startswith("CPython uses reference counting")  # "longer" asks nothing
     control = decide(ANSWER, case_of_passages("Which mechanism finds objects longer than a page?", (_COLLECTOR,), services=_Models(), policy=ANSWER_POLICY))
     assert control.by == "too little of the question"  # "longer" as a word of its own still counts
+    assert "longer" in control.text  # and the refusal names it among what no passage holds...
+    refused = decide(ANSWER, case_of_passages("Which bakeries are no longer open?", (_COLLECTOR,), services=_Models(), policy=ANSWER_POLICY))
+    assert refused.by == "too little of the question" and "bakeries" in refused.text and "longer" not in refused.text  # ...not in "no longer"
     weighed = case_of_passages("Which objects are no longer referred to, and which are longer?", (_COLLECTOR,), services=_Models(), policy=ANSWER_POLICY).weights
     assert "longer" in weighed and case_of_passages("Which objects are no longer referred to?", (_COLLECTOR,), services=_Models(),
                                                       policy=ANSWER_POLICY).weights.keys().isdisjoint({"longer"})  # only the phrase goes

@@ -18,7 +18,7 @@ from llmwiki.read.readings.comparisons import converse
 from llmwiki.read.readings.core import Decision, decide
 from llmwiki.read.readings.evidence import Judged, about_subject, about_text, holds_relation, only_another_number, relation_held, relation_of, speaks_to, title_for_subject
 from llmwiki.text import stem, tokens
-from llmwiki.text.facts import check_facts, name_words
+from llmwiki.text.facts import check_facts, name_words, numbers
 from llmwiki.text.questions import (
     QUESTION_FRAME,
     question_words,
@@ -236,10 +236,14 @@ class Case:
     @functools.cached_property
     def paraphrased(self) -> frozenset[int]:
         """The best hand-ranked candidates the sentence embedder reads as saying what the question asks in other words:
-        cosine with the question at least ``policy.paraphrase_cosine`` (none where that is None)."""
+        cosine with the question at least ``policy.paraphrase_cosine`` (none where that is None), holding every number
+        the question writes in figures. Other words may say the same; another year does not: "Canada began imposing
+        hunting quotas in 1968" says nothing of what Canada adopted in 1965."""
         if self.policy.paraphrase_cosine is None:
             return frozenset()
-        return frozenset(index for index, cosine in self.cosines.items() if cosine >= self.policy.paraphrase_cosine)
+        asked = written_numbers(self.question)
+        return frozenset(index for index, cosine in self.cosines.items()
+                         if cosine >= self.policy.paraphrase_cosine and asked <= written_numbers(self.candidates[index].sentence))
 
     # -- the sentences, ranked --------------------------------------------------------------
 
@@ -316,6 +320,11 @@ class Case:
         sentences = (about_subject(self.ranked, subject, limit=self.policy.yes_no_sentences) or self.judged)[:self.policy.yes_no_sentences]
         case = StatementCase(self.turned, sentences, self.services.verifier, names=self.fact_names, subject=subject, policy=self.policy)
         return decide(self.statement_readings or STATEMENT, case, list_name="statement")
+
+
+def written_numbers(text: str) -> set[str]:
+    """The numbers a text writes in figures ("1965", "3.11"), normalised (``facts.numbers``); not "two" or "first"."""
+    return {value for value, written in numbers(tokens(text)).items() if written[:1].isdigit()}
 
 
 class PassageIndex:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from llmwiki.read.candidates import fill_places, quote
 from llmwiki.read.readings.core import Decision, Example, reading
 from llmwiki.text import stem
-from llmwiki.text.questions import question_words, without_truth_frame
+from llmwiki.text.questions import question_words, without_function_phrases, without_truth_frame
 
 if TYPE_CHECKING:
     from llmwiki.read.readings.case import Case
@@ -63,7 +63,7 @@ def too_little_of_the_question(case: Case) -> Decision | None:
         return None
     if case.paraphrased:
         return None  # a sentence says it in other words: "the non-greedy quantifiers *?, ..." for "match as little as possible"
-    missing = [word for word in question_words(without_truth_frame(case.question)) if stem(word) not in case.held]  # not "true"
+    missing = [word for word in question_words(without_function_phrases(without_truth_frame(case.question))) if stem(word) not in case.held]  # not "true", "longer"
     return refusal("no selected passage holds enough of the question" + (f" (nothing on {', '.join(missing[:5])})" if missing else ""))
 
 
