@@ -135,6 +135,16 @@ def test_a_terms_singular_is_an_english_word_or_the_term_as_written():
     assert singular("Series", english_words()) == "Series" and singular("Aliases", english_words()) == "Alias"  # the shipped word list
 
 
+def test_a_heading_term_is_titled_in_the_singular_only_where_that_is_a_word():
+    from llmwiki.text.terms import candidate_terms
+
+    text = "## Series\n\nA *Series* is a labelled array. Each Series holds one column.\n\n## Data frames\n\nData frames hold Series."
+    words = frozenset("series data frame frames array column".split())
+    assert {term.name: term.mentions for term in candidate_terms([text], common_words=words)}.get("Series") == 3  # not "Sery"
+    # control: without a word list the regular rule alone names it "Sery", which no sentence mentions, so it is lost
+    assert not {term.name for term in candidate_terms([text])} & {"Series", "Sery"}
+
+
 def test_a_name_with_underscores_is_a_term_and_no_emphasis():
     from llmwiki.text.terms import candidate_terms, unmarked
 

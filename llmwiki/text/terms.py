@@ -185,23 +185,23 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
                 heading = _clean_heading(piece)
                 in_thanks = bool(_THANKS.search(heading))
                 if not in_thanks:
-                    _add(found, heading, "heading")
+                    _add(found, heading, "heading", common_words)
                 continue
             if segment.kind not in PROSE:
                 continue
             prose.append(piece)
             for match in _CODE.finditer(piece):
-                _add(found, match.group(1).strip(), "code")
+                _add(found, match.group(1).strip(), "code", common_words)
             outside_code = _CODE.sub(lambda match: " " * len(match.group()), piece)  # "`__init__`" is no bold "init"
             for pattern in (_BOLD, _ITALIC):
                 for match in pattern.finditer(outside_code):
                     name = (match.group(1) or match.group(2)).strip()
                     defined = _DEFINES_AFTER.match(piece[match.end():]) or _DEFINES_BEFORE.search(piece[:match.start()])
                     if defined or len(_WORD.findall(name)) > 1 or name.lower() not in common_words:
-                        _add(found, name, "definition")
+                        _add(found, name, "definition", common_words)
             if not in_thanks:
                 for match in _NAME.finditer(piece):
-                    _add(found, match.group(1), "name")
+                    _add(found, match.group(1), "name", common_words)
     body = " ".join(prose).lower()
     plain = unmarked(body)
     left_out = {term_key(name) for name in leave_out}
@@ -216,7 +216,7 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
     return sorted(kept, key=lambda term: (-term.score, term.name))
 
 
-def _add(found: dict[str, Term], name: str, kind: str) -> None:
+def _add(found: dict[str, Term], name: str, kind: str, words: frozenset[str] = frozenset()) -> None:
     name = re.sub(r"['’]s$", "", " ".join(name.split()))
     if not _acceptable(name, kind):
         return
@@ -224,4 +224,4 @@ def _add(found: dict[str, Term], name: str, kind: str) -> None:
     term = found.setdefault(key, Term(name=name))
     term.kinds.add(kind)
     if kind in ("heading", "definition") and "heading" not in term.kinds - {kind}:
-        term.name = singular(name)  # as the document writes it where it says what it is, in the singular
+        term.name = singular(name, words)  # as the document writes it where it says what it is, in the singular ("Series" stays)
