@@ -345,3 +345,26 @@ def test_a_pdf_line_that_opens_with_a_dash_goes_on_with_the_sentence_unless_a_li
     text = "\n".join(block.text for page in read(path).pages for block in page.blocks)
     assert "when a fit is interrupted - see the fit command." in text and "- see the fit command." not in text.splitlines()  # one sentence, not an item
     assert "- a low setting for keeping water warm," in text.splitlines() and "- a high setting for boiling water quickly." in text.splitlines()  # control
+
+
+def test_a_pdf_run_in_label_is_a_line_of_its_own_not_part_of_the_sentence_after_it(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    for label, rest in [("GENERATE_XML", " If the GENERATE_XML tag is set to YES, the tool writes an XML file."),
+                        ("Warning:", " Large class hierarchies make the graphs slow to draw."),
+                        ("Never", " use this switch on a production server."),  # control: a bold word that opens a sentence
+                        ("1.", " Install the package before you run the tool.")]:  # control: a bold number is a list marker
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.cell(pdf.get_string_width(label), 6, label)
+        pdf.set_font("Helvetica", size=11)
+        pdf.cell(0, 6, rest, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(12)  # each its own paragraph
+    path = tmp_path / "labels.pdf"
+    pdf.output(str(path))
+    lines = "\n".join(block.text for page in read(path).pages for block in page.blocks).splitlines()
+    assert "**GENERATE_XML**" in lines and "If the GENERATE_XML tag is set to YES, the tool writes an XML file." in lines
+    assert "**Warning:**" in lines and "Large class hierarchies make the graphs slow to draw." in lines
+    assert "Never use this switch on a production server." in lines  # control: the sentence stays whole
+    assert not any(line.startswith("**1.") for line in lines)  # control

@@ -10,6 +10,9 @@ lines with their position, size and font; the rest is read from the layout, neve
   after commas, for an index), and any line with a dot leader, are kept out of the text.
 - **Headings**: the PDF's outline titles where a line of their page says them; else a line set larger
   than the body text (its level from the size), or a short line all in bold. A heading is written ``#``.
+- **Run-in labels**: a paragraph that opens with one to five words in bold and goes on in another weight ("GENERATE_XML
+  If the tag is set ...", "Warning: When ...") has its label on a line of its own, in bold, as an HTML definition's
+  term is: a description list's term or a run-in heading is no part of the sentence after it.
 - **Code**: lines set in a fixed-pitch font become a fenced code block, indentation kept.
 - **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
   first line, at a bullet, or after a line that ends short of the column where the next line's first word
@@ -30,7 +33,7 @@ import statistics
 import subprocess
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from llmwiki.errors import IngestError
@@ -63,6 +66,8 @@ class Line:
     bold: bool = False
     kind: str = "text"  # text | heading | code | dropped
     level: int = 0
+    label: str = ""  # a run-in label the line opens with (``_run_in_label``), and the line's text after it
+    after_label: str = ""
 
     @property
     def words(self) -> list[str]:
@@ -154,13 +159,36 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
             sizes.append(raw.FPDFText_GetFontSize(textpage, index))
         styles = {index: fonts.at(textpage, index) for index in indices}
         mono = all(style[0] for style in styles.values())
+        cut = 0 if mono else _run_in_label(segment, first, styles)
         lines.append(Line(
-            text=" ".join(_marked_code(segment, first, styles, whole=mono).translate(_LIGATURES).split()),
+            text=_clean(_marked_code(segment, first, styles, whole=mono)),
             x0=min(xs0), x1=max(xs1), top=max(tops), bottom=min(bottoms),
             size=round(statistics.median(sizes), 1),
             mono=mono, bold=all(style[1] for style in styles.values()),
+            label=_clean(segment[:cut]) if cut else "",
+            after_label=_clean(_marked_code(segment[cut:], first + cut, styles, whole=False)) if cut else "",
         ))
     return lines
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.translate(_LIGATURES).split())
+
+
+def _run_in_label(segment: str, first: int, styles: dict[int, tuple[bool, bool]]) -> int:
+    """Where the text after a run-in label starts in a line, or 0 where it has none: the line's first one to five
+    words set in bold, holding a letter, the rest of the line not bold and opening with a capital ("GENERATE_XML If
+    the tag is set to YES, ...", "Warning: When you have ..."). A description list's term, a run-in heading or a
+    paragraph's bold lead-in is no part of the sentence after it; a bullet or a section number is no label."""
+    words = [(match.start(), match.end()) for match in re.finditer(r"\S+", segment)]
+    bold = [all(styles.get(first + offset, (False, False))[1] for offset in range(start, end)) for start, end in words]
+    count = next((index for index, is_bold in enumerate(bold) if not is_bold), len(words))
+    if not 0 < count <= min(5, len(words) - 1) or any(bold[count:]):
+        return 0
+    label, rest = segment[:words[count - 1][1]], segment[words[count][0]:]
+    if not re.search(r"[^\W\d_]", label) or _BULLET.match(f"{label} ") or not rest[:1].isupper() or len(rest.split()) < 2:
+        return 0
+    return words[count][0]
 
 
 def _marked_code(segment: str, first: int, styles: dict[int, tuple[bool, bool]], *, whole: bool) -> str:
@@ -382,8 +410,12 @@ def _page_blocks(lines: list[Line], *, body_size: float, column_right: float, hy
             previous = line
             continue
         close_code()
-        if paragraph and previous is not None and _starts_paragraph(previous, line, pitch=pitch, column_right=column_right, body_size=body_size):
+        starts = not paragraph or previous is None or _starts_paragraph(previous, line, pitch=pitch, column_right=column_right, body_size=body_size)
+        if paragraph and starts:
             close_paragraph()
+        if line.label and starts:  # a run-in label is a line of its own, as an HTML definition's term is
+            blocks.append(("text", f"**{line.label.replace('*', '')}**", 0))
+            line = replace(line, text=line.after_label)
         paragraph.append(line)
         previous = line
     close_paragraph()
