@@ -136,6 +136,8 @@ class ChatConfig(_Section):
     """Refusal strictness: the share of the question's weighted terms the best [sentence, passage] must hold when it names a selected document's subject (unset: the fitted policy's)."""
     min_shares_else: tuple[float, float] | None = None
     """The same when the question names no selected document's subject."""
+    paraphrase_cosine: float | None = Field(None, ge=0, le=1)
+    """A sentence this close to the question (cosine) is not refused for sharing few of its words (unset: the fitted policy's; 1 turns it off)."""
 
     @field_validator("min_shares_about_title", "min_shares_else")
     @classmethod
@@ -279,6 +281,7 @@ answer_ranker = "llmwiki-ranker"  # picks the sentence that holds the answer; "n
 answer_similarity = "all-MiniLM-L6-v2"  # how close the question is to each sentence (reorders; refuses when none is close); "none", or a model id or path
 # min_shares_about_title = [0.3, 0.35]  # refusal strictness: share of the question's weighted terms the best [sentence, passage] must hold
 # min_shares_else = [0.5, 0.55]         # ... when the question names no selected document's subject (raise both to refuse more)
+# paraphrase_cosine = 0.56              # ... unless a sentence is this close to the question in other words (1: never)
 
 [tracing]
 enabled = true

@@ -67,9 +67,11 @@ class AnswerPolicy:
 
     @classmethod
     def from_config(cls, chat) -> AnswerPolicy:
-        """The shipped policy with what a workspace's ``[chat]`` overrides (refusal shares)."""
+        """The shipped policy with what a workspace's ``[chat]`` overrides (refusal shares, the paraphrase cosine)."""
         policy = cls()
-        overrides = {name: tuple(getattr(chat, name)) for name in ("min_shares_about_title", "min_shares_else") if getattr(chat, name, None) is not None}
+        overrides: dict = {name: tuple(getattr(chat, name)) for name in ("min_shares_about_title", "min_shares_else") if getattr(chat, name, None) is not None}
+        if getattr(chat, "paraphrase_cosine", None) is not None:
+            overrides["paraphrase_cosine"] = None if chat.paraphrase_cosine >= 1 else chat.paraphrase_cosine
         return replace(policy, **overrides) if overrides else policy
 
 

@@ -33,8 +33,14 @@ def test_a_stricter_policy_refuses_what_the_shipped_one_answers(tmp_path):
     ingest_paths(workspace)
     question = "Which forest shelters many fish and turtles?"  # "turtles" is nowhere: most, not all, of its words match
     assert not answer_question(workspace, question).refused  # control: the shipped shares answer it
+    # Stricter shares alone still answer it: the sentence says most of it in other words (the paraphrase cosine)...
     (workspace.root / "wiki_config.toml").write_text("[chat]\nmin_shares_about_title = [0.9, 0.9]\nmin_shares_else = [0.9, 0.9]\n", encoding="utf-8")
+    assert not answer_question(Workspace.open(workspace.root), question).refused
+    # ...and with that turned off too, the stricter policy refuses it
+    (workspace.root / "wiki_config.toml").write_text("[chat]\nmin_shares_about_title = [0.9, 0.9]\nmin_shares_else = [0.9, 0.9]\nparaphrase_cosine = 1\n",
+                                                     encoding="utf-8")
     strict = Workspace.open(workspace.root)
+    assert AnswerPolicy.from_config(strict.config.chat).paraphrase_cosine is None
     assert answer_question(strict, question).refused
 
 
