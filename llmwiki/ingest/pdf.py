@@ -172,6 +172,7 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
 
 
 def _clean(text: str) -> str:
+    """A line's text as the Markdown holds it: ligatures spelt out, runs of white space one space."""
     return " ".join(text.translate(_LIGATURES).split())
 
 
@@ -217,7 +218,7 @@ def _lines_from_plain(text: str, size: tuple[float, float]) -> list[Line]:
     width, height = size
     lines = []
     for position, line in enumerate(part for part in re.split(r"\r\n|\n|\r", text) if part.strip()):
-        lines.append(Line(text=" ".join(line.translate(_LIGATURES).split()), x0=0, x1=width, top=height - 12 * position, bottom=height - 12 * position - 10, size=10))
+        lines.append(Line(text=_clean(line), x0=0, x1=width, top=height - 12 * position, bottom=height - 12 * position - 10, size=10))
     return lines
 
 
