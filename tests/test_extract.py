@@ -368,3 +368,24 @@ def test_a_pdf_run_in_label_is_a_line_of_its_own_not_part_of_the_sentence_after_
     assert "**Warning:**" in lines and "Large class hierarchies make the graphs slow to draw." in lines
     assert "Never use this switch on a production server." in lines  # control: the sentence stays whole
     assert not any(line.startswith("**1.") for line in lines)  # control
+
+
+def test_a_pdf_term_in_a_fixed_pitch_font_set_apart_by_a_wide_gap_is_a_label(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    for term, width, rest, after in [("-o", 20, "Restricts the values of the names to those that the set builtin defines for its own options and the", 0),  # a table of
+                                     ("-u", 20, "Reads lines from the file descriptor instead of the standard input.", 12),  # terms, rows close
+                                     ("printf", None, "Prints its arguments under the control of a format.", 12)]:  # control: one space
+        pdf.set_font("Courier", size=11)
+        pdf.cell(width or pdf.get_string_width(term + " "), 6, term)
+        pdf.set_font("Helvetica", size=11)
+        pdf.cell(0, 6, rest, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(after)
+    path = tmp_path / "terms.pdf"
+    pdf.output(str(path))
+    lines = "\n".join(block.text for page in read(path).pages for block in page.blocks).splitlines()
+    assert "**-o**" in lines and "**-u**" in lines  # each row its own item, though nothing but the term's gap parts them
+    assert "Reads lines from the file descriptor instead of the standard input." in lines
+    assert "`printf` Prints its arguments under the control of a format." in lines  # control: code that opens a sentence

@@ -11,8 +11,9 @@ lines with their position, size and font; the rest is read from the layout, neve
 - **Headings**: the PDF's outline titles where a line of their page says them; else a line set larger
   than the body text (its level from the size), or a short line all in bold. A heading is written ``#``.
 - **Run-in labels**: a paragraph that opens with one to five words in bold and goes on in another weight ("GENERATE_XML
-  If the tag is set ...", "Warning: When ...") has its label on a line of its own, in bold, as an HTML definition's
-  term is: a description list's term or a run-in heading is no part of the sentence after it.
+  If the tag is set ...", "Warning: When ..."), or with one to three words in a fixed-pitch font set apart by a gap of
+  an em or more (a table of terms: "-o      Restricts the values ..."), has its label on a line of its own, in bold,
+  as an HTML definition's term is: a description list's term or a run-in heading is no part of the sentence after it.
 - **Code**: lines set in a fixed-pitch font become a fenced code block, indentation kept.
 - **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
   first line, at a bullet, or after a line that ends short of the column where the next line's first word
@@ -68,6 +69,7 @@ class Line:
     level: int = 0
     label: str = ""  # a run-in label the line opens with (``_run_in_label``), and the line's text after it
     after_label: str = ""
+    set_apart: bool = False  # the label is set apart by a wide gap: a table of terms, whose every row begins an item
 
     @property
     def words(self) -> list[str]:
@@ -159,7 +161,15 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
             sizes.append(raw.FPDFText_GetFontSize(textpage, index))
         styles = {index: fonts.at(textpage, index) for index in indices}
         mono = all(style[0] for style in styles.values())
-        cut = 0 if mono else _run_in_label(segment, first, styles)
+
+        def gap(after: int, before: int) -> float:
+            """The space between two characters of the line, in ems of the second's font size."""
+            raw.FPDFText_GetCharBox(textpage, after, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+            end = right.value
+            raw.FPDFText_GetCharBox(textpage, before, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+            return (left.value - end) / (raw.FPDFText_GetFontSize(textpage, before) or 10.0)
+
+        cut, apart = (0, False) if mono else _run_in_label(segment, first, styles, gap)
         lines.append(Line(
             text=_clean(_marked_code(segment, first, styles, whole=mono)),
             x0=min(xs0), x1=max(xs1), top=max(tops), bottom=min(bottoms),
@@ -167,6 +177,7 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
             mono=mono, bold=all(style[1] for style in styles.values()),
             label=_clean(segment[:cut]) if cut else "",
             after_label=_clean(_marked_code(segment[cut:], first + cut, styles, whole=False)) if cut else "",
+            set_apart=apart,
         ))
     return lines
 
@@ -176,20 +187,32 @@ def _clean(text: str) -> str:
     return " ".join(text.translate(_LIGATURES).split())
 
 
-def _run_in_label(segment: str, first: int, styles: dict[int, tuple[bool, bool]]) -> int:
-    """Where the text after a run-in label starts in a line, or 0 where it has none: the line's first one to five
-    words set in bold, holding a letter, the rest of the line not bold and opening with a capital ("GENERATE_XML If
-    the tag is set to YES, ...", "Warning: When you have ..."). A description list's term, a run-in heading or a
-    paragraph's bold lead-in is no part of the sentence after it; a bullet or a section number is no label."""
+def _run_in_label(segment: str, first: int, styles: dict[int, tuple[bool, bool]], gap=None) -> tuple[int, bool]:
+    """Where the text after a run-in label starts in a line (0 where it has none), and whether a wide gap sets the
+    label apart (a row of a table of terms, which begins an item wherever it stands): the line's first one to five
+    words set in bold, the rest of the line not bold ("GENERATE_XML If the tag is set to YES, ...", "Warning: When
+    you have ..."); or its first one to three words set in a fixed-pitch font and followed by a gap of an em or more
+    (``gap(after, before)``, in ems), as a table of terms sets them ("-o      Restricts the values ..."; a sentence
+    that opens with code goes on after one space). Either way the label holds a letter and the text after it opens
+    with a capital. A description list's term, a run-in heading or a paragraph's bold lead-in is no part of the
+    sentence after it; a bullet or a section number is no label."""
     words = [(match.start(), match.end()) for match in re.finditer(r"\S+", segment)]
-    bold = [all(styles.get(first + offset, (False, False))[1] for offset in range(start, end)) for start, end in words]
-    count = next((index for index, is_bold in enumerate(bold) if not is_bold), len(words))
-    if not 0 < count <= min(5, len(words) - 1) or any(bold[count:]):
-        return 0
+    count = 0
+    for style, most in ((1, 5), (0, 3)):  # bold, then fixed pitch
+        marked = [all(styles.get(first + offset, (False, False))[style] for offset in range(start, end)) for start, end in words]
+        count = next((index for index, is_marked in enumerate(marked) if not is_marked), len(words))
+        if 0 < count <= min(most, len(words) - 1):
+            if style == 1 and not any(marked[count:]):  # bold, and no more of the line
+                break
+            if style == 0 and gap is not None and gap(first + words[count - 1][1] - 1, first + words[count][0]) >= 1.0:
+                break  # the gap decides: the description may name code too ("-o   Restricts ... the -o option ...")
+        count = 0
+    if not count:
+        return 0, False
     label, rest = segment[:words[count - 1][1]], segment[words[count][0]:]
     if not re.search(r"[^\W\d_]", label) or _BULLET.match(f"{label} ") or not rest[:1].isupper() or len(rest.split()) < 2:
-        return 0
-    return words[count][0]
+        return 0, False
+    return words[count][0], style == 0
 
 
 def _marked_code(segment: str, first: int, styles: dict[int, tuple[bool, bool]], *, whole: bool) -> str:
@@ -411,7 +434,8 @@ def _page_blocks(lines: list[Line], *, body_size: float, column_right: float, hy
             previous = line
             continue
         close_code()
-        starts = not paragraph or previous is None or _starts_paragraph(previous, line, pitch=pitch, column_right=column_right, body_size=body_size)
+        starts = (not paragraph or previous is None or line.set_apart
+                  or _starts_paragraph(previous, line, pitch=pitch, column_right=column_right, body_size=body_size))
         if paragraph and starts:
             close_paragraph()
         if line.label and starts:  # a run-in label is a line of its own, as an HTML definition's term is
