@@ -142,6 +142,14 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
         return _lines_from_plain(text, page.get_size())
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     lines: list[Line] = []
+
+    def gap(after: int, before: int) -> float:
+        """The space between two characters of the page's text, in ems of the second's font size."""
+        raw.FPDFText_GetCharBox(textpage, after, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+        end = right.value
+        raw.FPDFText_GetCharBox(textpage, before, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+        return (left.value - end) / (raw.FPDFText_GetFontSize(textpage, before) or 10.0)
+
     start = 0
     for match in re.finditer(r"\r\n|\n|\r", text + "\n"):
         end = match.start()
@@ -162,13 +170,6 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
         styles = {index: fonts.at(textpage, index) for index in indices}
         mono = all(style[0] for style in styles.values())
 
-        def gap(after: int, before: int) -> float:
-            """The space between two characters of the line, in ems of the second's font size."""
-            raw.FPDFText_GetCharBox(textpage, after, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
-            end = right.value
-            raw.FPDFText_GetCharBox(textpage, before, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
-            return (left.value - end) / (raw.FPDFText_GetFontSize(textpage, before) or 10.0)
-
         cut, apart = (0, False) if mono else _run_in_label(segment, first, styles, gap)
         lines.append(Line(
             text=_clean(_marked_code(segment, first, styles, whole=mono)),
@@ -187,7 +188,7 @@ def _clean(text: str) -> str:
     return " ".join(text.translate(_LIGATURES).split())
 
 
-def _run_in_label(segment: str, first: int, styles: dict[int, tuple[bool, bool]], gap=None) -> tuple[int, bool]:
+def _run_in_label(segment: str, first: int, styles: dict[int, tuple[bool, bool]], gap) -> tuple[int, bool]:
     """Where the text after a run-in label starts in a line (0 where it has none), and whether a wide gap sets the
     label apart (a row of a table of terms, which begins an item wherever it stands): the line's first one to five
     words set in bold, the rest of the line not bold ("GENERATE_XML If the tag is set to YES, ...", "Warning: When
@@ -197,17 +198,19 @@ def _run_in_label(segment: str, first: int, styles: dict[int, tuple[bool, bool]]
     with a capital. A description list's term, a run-in heading or a paragraph's bold lead-in is no part of the
     sentence after it; a bullet or a section number is no label."""
     words = [(match.start(), match.end()) for match in re.finditer(r"\S+", segment)]
-    count = 0
-    for style, most in ((1, 5), (0, 3)):  # bold, then fixed pitch
-        marked = [all(styles.get(first + offset, (False, False))[style] for offset in range(start, end)) for start, end in words]
-        count = next((index for index, is_marked in enumerate(marked) if not is_marked), len(words))
-        if 0 < count <= min(most, len(words) - 1):
-            if style == 1 and not any(marked[count:]):  # bold, and no more of the line
-                break
-            if style == 0 and gap is not None and gap(first + words[count - 1][1] - 1, first + words[count][0]) >= 1.0:
-                break  # the gap decides: the description may name code too ("-o   Restricts ... the -o option ...")
-        count = 0
-    if not count:
+
+    def styled(word: tuple[int, int], style: int) -> bool:
+        return all(styles.get(first + offset, (False, False))[style] for offset in range(*word))
+
+    for style, most in ((1, 5), (0, 3)):  # bold, then fixed pitch; read word by word, so a plain first word ends it
+        count = next((index for index, word in enumerate(words) if not styled(word, style)), len(words))
+        if not 0 < count <= min(most, len(words) - 1):
+            continue
+        if style == 1 and not any(styled(word, 1) for word in words[count:]):  # bold, and no more of the line
+            break
+        if style == 0 and gap(first + words[count - 1][1] - 1, first + words[count][0]) >= 1.0:
+            break  # the gap decides: the description may name code too ("-o   Restricts ... the -o option ...")
+    else:
         return 0, False
     label, rest = segment[:words[count - 1][1]], segment[words[count][0]:]
     if not re.search(r"[^\W\d_]", label) or _BULLET.match(f"{label} ") or not rest[:1].isupper() or len(rest.split()) < 2:
