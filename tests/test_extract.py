@@ -389,3 +389,42 @@ def test_a_pdf_term_in_a_fixed_pitch_font_set_apart_by_a_wide_gap_is_a_label(tmp
     assert "**-o**" in lines and "**-u**" in lines  # each row its own item, though nothing but the term's gap parts them
     assert "Reads lines from the file descriptor instead of the standard input." in lines
     assert "`printf` Prints its arguments under the control of a format." in lines  # control: code that opens a sentence
+
+
+def test_a_pdf_line_broken_at_a_raised_footnote_mark_stays_one_line_of_its_paragraph(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.cell(0, 6, "The set of symbols which can be used in names depends on the operating system and the", new_x="LMARGIN", new_y="NEXT")
+    opening = "locale. Normally all alphanumeric symbols are allowed"
+    pdf.cell(pdf.get_string_width(opening), 6, opening)
+    pdf.char_vpos = "SUP"  # the PDF's text breaks the line here: the rest is a line of its own, starting mid-line
+    pdf.cell(pdf.get_string_width("1"), 6, "1")
+    pdf.char_vpos = "LINE"
+    pdf.cell(0, 6, " (and in some countries this includes accented letters) plus", new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 6, "the full stop and the underscore. That ends it.", new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 6, "A second paragraph opens on the next line.", new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "footnote.pdf"
+    pdf.output(str(path))
+    blocks = [block.text for page in read(path).pages for block in page.blocks]
+    assert any("symbols are allowed1 (and in some countries this includes accented letters) plus the full stop" in block for block in blocks)
+    assert blocks[-1] == "A second paragraph opens on the next line."  # control: a line ended early still ends its paragraph
+
+
+def test_html_a_contents_list_goes_however_much_of_a_short_page_it_is():
+    from llmwiki.ingest.html import html_content
+
+    entries = "".join(f'<dt><a href="ch7-{n}.html">7.{n}. Section {n} of the chapter</a></dt>' for n in range(1, 9))
+    chapter = f"""<html><body><h2>Chapter 7. Queries</h2>
+    <div class="toc"><p><b>Table of Contents</b></p><dl class="toc">{entries}</dl></div>
+    <p>The previous chapters explained how to create tables. Now we discuss how to retrieve the data.</p></body></html>"""
+    content = html_content(chapter)
+    assert "Section 3 of the chapter" not in content.markdown and "Table of Contents" not in content.markdown
+    assert "Now we discuss how to retrieve the data." in content.markdown
+    assert any(item.reason == "navigation" and "Section 1" in item.text for item in content.dropped)
+    # Control: a part named like chrome that is mostly prose and most of the page stays (it may be the content).
+    prose = "<p>" + " ".join(f"Sentence {n} of the overview says something." for n in range(12)) + ' See <a href="a.html">a</a>.</p>'
+    kept = html_content(f'<html><body><h2>Overview</h2><div class="toc">{prose}</div><p>One more line.</p></body></html>')
+    assert "Sentence 7 of the overview says something." in kept.markdown

@@ -8,7 +8,8 @@ the vocabulary every site generator shares, never by one site's class names:
    ``<body>``.
 2. Inside it, furniture is dropped: ``<nav>`` and ``<aside>``; ARIA landmarks that are not content
    (navigation, banner, contentinfo, complementary, search, menus); hidden elements; elements whose class or
-   id names them chrome in plain words (nav, menu, breadcrumb, sidebar, footer, a header without a heading);
+   id names them chrome in plain words (nav, menu, breadcrumb, sidebar, footer, toc, a header without a heading),
+   no more than 40% of the page unless nothing but links (a chapter's table of contents);
    and at the top and bottom of the content, runs of blocks that are nothing but links (a "Prev | Up |
    Next" bar, a language switcher).
 3. A link to an anchor of the page whose text is one symbol ("¶", "§", "#") is a permalink and goes, and so does
@@ -110,7 +111,9 @@ def _remove_chrome(root, dropped: list[Dropped]) -> None:
             words = _chrome_words(element)
             if words == {"header"} and element.find(_HEADINGS):
                 words = set()  # a header that holds the page's heading is content
-            if words and element.name not in ("body", "html") and len(_text(element)) <= 0.4 * root_length:
+            # Chrome by name is at most a part of the page, unless it is nothing but links: a chapter's table of
+            # contents (class "toc") may be most of a short chapter page, and is navigation all the same.
+            if words and element.name not in ("body", "html") and (len(_text(element)) <= 0.4 * root_length or _is_link_block(element)):
                 reason = "navigation"
         if element.name in ("header", "footer") and reason is None and element.parent is not None:
             if element.name == "footer" or not element.find(_HEADINGS):
@@ -156,6 +159,11 @@ def _link_share(element) -> tuple[float, int]:
         return 0.0, 0
     linked = sum(len(_text(link)) for link in element.find_all("a"))
     return linked / len(text), len(re.findall(r"[^\W\d_]{2,}", text)) - sum(len(re.findall(r"[^\W\d_]{2,}", _text(link))) for link in element.find_all("a"))
+
+
+def _is_link_block(element) -> bool:
+    """Nothing but links: at least three, holding 80% of the text (a contents list and its "Table of Contents")."""
+    return len(element.find_all("a")) >= 3 and _link_share(element)[0] >= 0.8
 
 
 def _leaf_blocks(root) -> list:

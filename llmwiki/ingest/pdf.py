@@ -468,10 +468,20 @@ def _continues_with_a_dash(previous: Line, line: Line) -> bool:
     return line.text[:1] in "–—-" and not _TERMINAL.search(previous.text) and not previous.text.rstrip().endswith(":") and not _BULLET.match(previous.text)
 
 
+def _goes_on_the_line(previous: Line, line: Line) -> bool:
+    """Whether line is the rest of the printed line previous began: the PDF's text breaks a line where a character
+    is raised or lowered ("... symbols are allowed¹" / "(and in some countries ..."), and the rest starts just right
+    of it (within two characters' width) at the same height. Cells of a table stand further apart."""
+    char_width = (previous.x1 - previous.x0) / max(len(previous.text), 1)
+    return -1 <= line.x0 - previous.x1 <= 2 * char_width and line.bottom < previous.top and previous.bottom < line.top
+
+
 def _starts_paragraph(previous: Line, line: Line, *, pitch: float, column_right: float, body_size: float) -> bool:
     """Whether line opens a new paragraph after previous."""
     if previous.kind != "text":
         return True
+    if _goes_on_the_line(previous, line):
+        return False
     gap = previous.bottom - line.bottom
     if gap > pitch * 1.4 or gap < -body_size:  # a wider gap, or a jump up (a new column)
         return True
