@@ -24,7 +24,9 @@ against its anchor, the evidence window that best holds its wording:
   of a contrasting sentence that holds most of the claim ("coolest" for
   "warmest" in "The coolest month is June, while the warmest is January"),
   and a pronoun of the other gender than the anchor's ("she" where the
-  evidence says "he").
+  evidence says "he"); a setting one side states off ("foreign key
+  enforcement is OFF", "is disabled", "defaults to false") where the other
+  names no state ("enforces foreign keys by default").
 
 The anchor is chosen by the sentence's other content words (its predicate),
 not by its names and numbers, and shorter windows win ties: a name swapped
@@ -151,6 +153,37 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
     for index, word in enumerate(words):
         if word.lower() in NEGATIONS:
             governed |= {stem(other) for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS} & near
+    return governed
+
+
+# A setting stated off: "the default setting for foreign key enforcement is OFF", "logging is disabled by default",
+# "the option defaults to false". The state follows what it is said of, after a verb that states or sets it.
+_OFF_STATES = frozenset({"off", "disabled", "false"})
+_STATING = frozenset({"is", "are", "was", "were", "be", "been", "remains", "remain", "stays", "stay"})
+_SETTING = frozenset({"set", "turned", "switched", "defaults", "default", "to"})
+_MODALS = frozenset({"can", "could", "may", "might", "must", "should", "will", "would", "shall"})
+
+
+def _switched_off(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
+    """The stems in near that a text states off ("... enforcement is OFF", "... is disabled", "defaults to false"):
+    those of the scope words before the state, where a verb that states or sets it stands just before ("is", "is
+    set to", "is turned", "defaults to"). A switch named off is not one stated off: "turn off the sound" states
+    nothing."""
+    lowered = [word.lower() for word in words]
+    governed = set()
+    for index, word in enumerate(lowered):
+        if word not in _OFF_STATES:
+            continue
+        verb = index - 1
+        while verb >= 0 and lowered[verb] in _SETTING and index - verb <= 3:
+            verb -= 1
+        if verb < 0 or (lowered[verb] not in _STATING and not (verb + 1 < index and lowered[verb + 1] == "defaults")):
+            if not (index >= 2 and lowered[index - 2] == "defaults" and lowered[index - 1] == "to"):
+                continue
+        if verb >= 1 and lowered[verb] == "be" and lowered[verb - 1] in _MODALS:
+            continue  # "this can be disabled" says what may be done, not what is
+        start = max(0, verb - scope)
+        governed |= {stem(other) for other in words[start:verb + 1] if other.lower() not in STOPWORDS} & near
     return governed
 
 
@@ -460,6 +493,11 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
     claim_negated = _negated(claim_words, shared)
     evidence_negated = _negated(evidence_words, shared)
+    states = _OFF_STATES | {"on", "enabled", "true"}  # where one side names no state, the other's "is off" denies it
+    if not {word.lower() for word in claim_words} & states:
+        evidence_negated |= _switched_off(evidence_words, shared)
+    if not {word.lower() for word in evidence_words} & states:
+        claim_negated |= _switched_off(claim_words, shared)
     if claim_negated - evidence_negated:
         negation = "sentence"
     elif evidence_negated - claim_negated:
