@@ -943,3 +943,23 @@ def test_the_headings_above_a_sentence_name_what_it_is_about(workspace):
     assert answer.verdict == "yes" and "Tk canvas widget commands" in answer.text
     other = ask_by_hand(workspace, "Does the pdfcairo terminal generate Tk canvas widget commands in Tcl by default?")
     assert other.verdict is None
+
+
+def test_a_code_block_is_never_quoted_as_the_sentence_before():
+    from llmwiki.read.candidates import sentence_before
+
+    code = "The conversion is below.\n\n```\ntime = weekdate_iso(year, week [, day])\n```\n\n"
+    assert sentence_before(code) == ("", "")
+    assert sentence_before("The conversion takes a year and a week number. ")[0] == "The conversion takes a year and a week number."  # control
+
+
+def test_a_sentence_pointing_at_the_code_block_before_it_is_quoted_as_written():
+    from llmwiki.read.candidates import Candidate, quote
+
+    sentence = "This is often used to provide a convenient user interface to a module."
+    after_code = "The path comes first.\n\n```\n>>> import fibo\n```\n\n" + sentence
+    candidate = Candidate(sentence, 5, 0, after_code, "6. Modules", after_code, after_code.index(sentence))
+    assert candidate.points_at_a_block and quote(candidate) == f"{sentence} [c5]"  # no "[6. Modules] is often used", no code quoted
+    after_prose = "Scripts import the module by its name. " + sentence  # control: a sentence before is quoted with it
+    candidate = Candidate(sentence, 5, 0, after_prose, "6. Modules", after_prose, after_prose.index(sentence))
+    assert not candidate.points_at_a_block and quote(candidate) == f"Scripts import the module by its name. {sentence} [c5]"

@@ -162,3 +162,34 @@ def test_sentence_spans_are_ordered_trimmed_and_cover_all_words(text):
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
     for match in re.finditer(r"\S+", text):
         assert any(start <= match.start() and match.end() <= end for start, end in spans)
+
+
+def test_a_long_code_block_is_fenced_in_pieces_so_no_chunk_reads_code_as_prose():
+    from llmwiki.ingest.extract import CODE_BLOCK_CHARACTERS
+    from llmwiki.text.segment import CODE, segments
+
+    code_lines = [f"GRANT {{ SELECT | INSERT }} ON TABLE t{index} TO {{ role_{index} | PUBLIC }} [, ...]" for index in range(60)]
+    page = page_of([("## Synopsis", ("Synopsis",)), ("```sql\n" + "\n".join(code_lines) + "\n```", ("Synopsis",)),
+                    ("## Description", ("Description",)), ("The command sets the privileges of objects made later. It changes no old ones.", ("Description",))])
+    fenced = [block.text for block in page.blocks if block.text.startswith("```")]
+    assert len(fenced) > 1 and all(len(text) <= CODE_BLOCK_CHARACTERS + 20 for text in fenced)  # an opening and a closing fence each
+    assert all(text.startswith("```sql\n") and text.endswith("\n```") for text in fenced)
+    assert [line for text in fenced for line in text.split("\n")[1:-1]] == code_lines  # every line kept, in order
+    for chunk in chunk_pages([page], max_tokens=120, overlap_tokens=0, min_tokens=0, count_tokens=count_words):
+        kinds = {chunk.text[part.start:part.end]: part.kind for part in segments(chunk.text)}
+        assert not any(line.strip() in kinds and kinds[line.strip()] != CODE for line in code_lines)  # no code line is prose
+        if "The command sets" in chunk.text:
+            assert kinds.get("The command sets the privileges of objects made later.") == "sentence"
+    assert len(page_of([("```\nshort = 1\n```", ())]).blocks) == 1  # control: a short block stays one
+
+
+def test_a_chunk_cut_inside_a_code_block_reads_the_lines_before_its_closing_fence_as_code():
+    from llmwiki.text.segment import CODE, segments
+
+    cut = "...]\n    [ CASCADE | RESTRICT ]\n```\n\n## Description\n\nThe command sets privileges. It changes no old ones."
+    kinds = [(part.kind, cut[part.start:part.end]) for part in segments(cut)]
+    assert kinds[0] == (CODE, "...]\n    [ CASCADE | RESTRICT ]\n```") and ("sentence", "The command sets privileges.") in kinds
+    # Control: a fence that opens a block right after a line of prose (CommonMark allows it) still opens one.
+    opened = "Example:\n```\nprint(1)\n```\n\nThat prints one."
+    assert [(part.kind, opened[part.start:part.end]) for part in segments(opened)] == [
+        ("sentence", "Example:"), (CODE, "```\nprint(1)\n```"), ("sentence", "That prints one.")]

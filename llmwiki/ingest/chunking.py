@@ -22,7 +22,10 @@ pages, so a section that runs over a page break keeps its heading path.
 Sentence boundaries come from ``llmwiki.text.segment``, the one segmenter of
 llmwiki: a line break inside a paragraph is a space, and lists and tables break
 between items and rows; a code block is one unit, so it stays whole whenever it
-fits the budget.
+fits the budget. Extractors fence a long code block in pieces of at most
+``extract.CODE_BLOCK_CHARACTERS`` (``_code_pieces``), so that a chunk cut
+inside one is rare; where it still happens (a small budget), the segmenter reads
+the lines before a chunk's first closing fence as code.
 """
 
 from __future__ import annotations

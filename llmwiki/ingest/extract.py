@@ -31,7 +31,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 3, "text": 3, "html": 4, "pdf": 5, "docx": 3}
+EXTRACTOR_VERSIONS = {"markdown": 4, "text": 3, "html": 5, "pdf": 6, "docx": 4}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -111,6 +111,31 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str]:
     return clean_text(str(best)), best.encoding
 
 
+# The most characters of code one fenced block holds (about 400 tokens of code: a chunk's budget is 512 by default).
+CODE_BLOCK_CHARACTERS = 800
+_FENCED = re.compile(r"\A(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*)\n(?P=fence)[ \t]*\Z", re.DOTALL)
+
+
+def _code_pieces(text: str) -> list[str]:
+    """A fenced code block longer than ``CODE_BLOCK_CHARACTERS`` as several fenced blocks, split between lines; any
+    other block as it is. A chunk holds a whole block where it can: a code block longer than a chunk would be cut
+    between chunks, and the part after the cut, read without its opening fence, would read as prose (or the text after
+    its closing fence as code)."""
+    match = _FENCED.match(text)
+    if match is None or len(text) <= CODE_BLOCK_CHARACTERS:
+        return [text]
+    fence, info = match.group("fence"), match.group("info")
+    pieces, lines, size = [], [], 0
+    for line in match.group("body").split("\n"):
+        if lines and size + len(line) + 1 > CODE_BLOCK_CHARACTERS:
+            pieces.append(lines)
+            lines, size = [], 0
+        lines.append(line)
+        size += len(line) + 1
+    pieces.append(lines)
+    return [f"{fence}{info}\n" + "\n".join(lines) + f"\n{fence}" for lines in pieces]
+
+
 class _PageBuilder:
     """Joins blocks with blank lines while recording each block's offset."""
 
@@ -122,6 +147,11 @@ class _PageBuilder:
     def add(self, text: str, breadcrumb: tuple[str, ...], *, is_heading: bool = False) -> None:
         text = clean_text(text).strip()
         if not text:
+            return
+        pieces = _code_pieces(text)
+        if len(pieces) > 1:
+            for piece in pieces:
+                self.add(piece, breadcrumb)
             return
         if self.parts:
             self.parts.append(BLOCK_SEPARATOR)

@@ -26,6 +26,7 @@ from llmwiki.workspace import Workspace
 _REFERS_BACK = re.compile(rf"^{alternation(word.title() for word in DEMONSTRATIVES | {'such'})}\b")
 # ... or that names a thing of a manual by pointing back at it past its opening ("Python 3.10 adds a new function:
 # `inspect.get_annotations()`. In Python 3.10 and newer, calling this function is the best practice ...").
+_POINTING = re.compile(r"^(?:This|These|It|Its|They|Their)\b")
 _NAMES_BACK = re.compile(rf"\b(?:this|these)\s+{alternation(CODE_KINDS)}s?\b")
 
 
@@ -62,6 +63,18 @@ class Candidate:
         """(the antecedent, the chunk's text before it: who the antecedent's own opening "he" is), or ('', '')."""
         return self._before if _REFERS_BACK.match(self.sentence) or _NAMES_BACK.search(self.sentence) else ("", "")
 
+    @functools.cached_property
+    def points_at_a_block(self) -> bool:
+        """Whether the sentence opens with "This", "It" or "They" right after a code block or a table, which is what it
+        points at ("```>>> import fibo```" / "This is often used ..."): no title stands in for it, and no sentence is
+        quoted before it."""
+        from llmwiki.text.segment import CODE, ROW, segments
+
+        if not _POINTING.match(self.sentence):
+            return False
+        parts = segments(CITATION.sub("", self.chunk_text[: self.offset]).rstrip())
+        return bool(parts) and parts[-1].kind in (CODE, ROW)
+
     @property
     def quoted_before(self) -> str:
         """The sentence an answer quotes before this one: its antecedent, or the sentence before where this one opens with
@@ -82,14 +95,16 @@ class Candidate:
 
 
 def sentence_before(text: str) -> tuple[str, str]:
-    """(the last sentence of the text, when it is prose; the text before it, its last 400 characters), or ('', '')."""
-    from llmwiki.text.segment import sentence_spans
+    """(the last sentence of the text, when it is prose; the text before it, its last 400 characters), or ('', ''). A
+    code block, a heading, a table row or a list of links before is no sentence to quote ("``` time = weekdate_iso(year,
+    week) ``` This function converts ..." quotes the sentence alone)."""
+    from llmwiki.text.segment import segments
 
     before = text.rstrip()
-    spans = sentence_spans(before)
-    if not spans:
+    parts = segments(before)
+    if not parts or not parts[-1].is_prose:
         return "", ""
-    start, end = spans[-1]
+    start, end = parts[-1].start, parts[-1].end
     sentence = " ".join(before[start:end].split())
     if len(sentence.split()) < 4 or not reads_as_prose(sentence) or sentence.startswith(("#", "|", "- [")):
         return "", ""
@@ -203,6 +218,8 @@ def shown(candidate: Candidate) -> str:
     subject)."""
     if candidate.antecedent:
         return f"{resolve_opening_pronoun(candidate.antecedent, candidate.referent, preceding=candidate.antecedent_preceding)} {candidate.sentence}"
+    if candidate.points_at_a_block:
+        return candidate.sentence
     return resolve_opening_pronoun(candidate.sentence, candidate.referent, preceding=candidate.preceding)
 
 

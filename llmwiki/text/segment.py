@@ -82,6 +82,10 @@ class Segment:
         return self.kind in PROSE
 
 
+def _next_has_text(text: str, lines: list[tuple[int, int]], index: int) -> bool:
+    return index + 1 < len(lines) and bool(text[lines[index + 1][0]:lines[index + 1][1]].strip())
+
+
 def segments(text: str) -> list[Segment]:
     """The text's segments in order: sentences of paragraphs and list items, and the blocks that are not prose."""
     found: list[Segment] = []
@@ -104,6 +108,13 @@ def segments(text: str) -> list[Segment]:
             index += 1
             continue
         fence = _FENCE.match(line)
+        if fence and paragraph and paragraph[0][0] == lines[0][0] and line.strip() == fence.group(1) and not _next_has_text(text, lines, index):
+            # A bare fence that ends the text's first lines, with nothing after it on the next line, closes a code block
+            # opened before the text began: a chunk cut inside a long code block. Those lines are code, not prose.
+            found.append(_trimmed(text, paragraph[0][0], end, CODE))
+            paragraph = []
+            index += 1
+            continue
         if fence:
             close()
             marker = fence.group(1)
