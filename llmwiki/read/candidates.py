@@ -18,7 +18,7 @@ from pathlib import Path
 from llmwiki.pages import CITATION
 from llmwiki.policy import ANSWER_POLICY, AnswerPolicy
 from llmwiki.read.select import Selection, select
-from llmwiki.text import DEMONSTRATIVES, OPENING_PRONOUNS, alternation, parsing, stem, tokens
+from llmwiki.text import DEMONSTRATIVES, OPENING_PRONOUNS, PERSONAL_OPENERS, alternation, parsing, stem, tokens
 from llmwiki.text.questions import CODE_KINDS, last_people, rank_sentences, reads_as_prose, resolve_opening_pronoun, shape
 from llmwiki.workspace import Workspace
 
@@ -26,7 +26,7 @@ from llmwiki.workspace import Workspace
 _REFERS_BACK = re.compile(rf"^{alternation(word.title() for word in DEMONSTRATIVES | {'such'})}\b")
 # ... or that names a thing of a manual by pointing back at it past its opening ("Python 3.10 adds a new function:
 # `inspect.get_annotations()`. In Python 3.10 and newer, calling this function is the best practice ...").
-_POINTING = re.compile(r"^(?:This|These|It|Its|They|Their)\b")
+_POINTING = re.compile(rf"^(?:{alternation(set(OPENING_PRONOUNS) - PERSONAL_OPENERS)})\b", re.IGNORECASE)  # "This", "It", "They", "Its"
 _NAMES_BACK = re.compile(rf"\b(?:this|these)\s+{alternation(CODE_KINDS)}s?\b")
 
 
