@@ -121,8 +121,8 @@ def _code_pieces(text: str) -> list[str]:
     other block as it is. A chunk holds a whole block where it can: a code block longer than a chunk would be cut
     between chunks, and the part after the cut, read without its opening fence, would read as prose (or the text after
     its closing fence as code)."""
-    match = _FENCED.match(text)
-    if match is None or len(text) <= CODE_BLOCK_CHARACTERS:
+    match = _FENCED.match(text) if len(text) > CODE_BLOCK_CHARACTERS else None
+    if match is None:
         return [text]
     fence, info = match.group("fence"), match.group("info")
     pieces, lines, size = [], [], 0
@@ -148,17 +148,13 @@ class _PageBuilder:
         text = clean_text(text).strip()
         if not text:
             return
-        pieces = _code_pieces(text)
-        if len(pieces) > 1:
-            for piece in pieces:
-                self.add(piece, breadcrumb)
-            return
-        if self.parts:
-            self.parts.append(BLOCK_SEPARATOR)
-            self.length += len(BLOCK_SEPARATOR)
-        self.blocks.append(Block(text=text, start=self.length, breadcrumb=breadcrumb, is_heading=is_heading))
-        self.parts.append(text)
-        self.length += len(text)
+        for piece in _code_pieces(text):
+            if self.parts:
+                self.parts.append(BLOCK_SEPARATOR)
+                self.length += len(BLOCK_SEPARATOR)
+            self.blocks.append(Block(text=piece, start=self.length, breadcrumb=breadcrumb, is_heading=is_heading))
+            self.parts.append(piece)
+            self.length += len(piece)
 
     def page(self, number: int) -> PageText:
         return PageText(number=number, text="".join(self.parts), blocks=tuple(self.blocks))

@@ -162,7 +162,9 @@ def _link_share(element) -> tuple[float, int]:
 
 
 def _is_link_block(element) -> bool:
-    """Nothing but links: at least three, holding 80% of the text (a contents list and its "Table of Contents")."""
+    """Nothing but links: at least three, holding 80% of the text (a contents list and its "Table of Contents"). Not
+    ``_is_link_bar``, which allows three words outside its links: a contents list has more (aptitude's manual keeps
+    its entries' numbers and a "List of Figures" beside the links)."""
     return len(element.find_all("a")) >= 3 and _link_share(element)[0] >= 0.8
 
 

@@ -75,6 +75,11 @@ class Line:
     def words(self) -> list[str]:
         return self.text.split()
 
+    @property
+    def char_width(self) -> float:
+        """The line's mean width of a character."""
+        return (self.x1 - self.x0) / max(len(self.text), 1)
+
 
 @dataclass
 class _Page:
@@ -472,8 +477,7 @@ def _goes_on_the_line(previous: Line, line: Line) -> bool:
     """Whether line is the rest of the printed line previous began: the PDF's text breaks a line where a character
     is raised or lowered ("... symbols are allowed¹" / "(and in some countries ..."), and the rest starts just right
     of it (within two characters' width) at the same height. Cells of a table stand further apart."""
-    char_width = (previous.x1 - previous.x0) / max(len(previous.text), 1)
-    return -1 <= line.x0 - previous.x1 <= 2 * char_width and line.bottom < previous.top and previous.bottom < line.top
+    return -1 <= line.x0 - previous.x1 <= 2 * previous.char_width and line.bottom < previous.top and previous.bottom < line.top
 
 
 def _starts_paragraph(previous: Line, line: Line, *, pitch: float, column_right: float, body_size: float) -> bool:
@@ -491,7 +495,7 @@ def _starts_paragraph(previous: Line, line: Line, *, pitch: float, column_right:
         return True
     next_word = line.words[0] if line.words else ""
     room = column_right - previous.x1
-    char_width = (previous.x1 - previous.x0) / max(len(previous.text), 1)
+    char_width = previous.char_width
     if room > (len(next_word) + 2) * char_width and not previous.text.endswith("-"):
         return True  # the next line's first word would have fitted: the line was ended on purpose
     indented = line.x0 - previous.x0 > 1.5 * char_width

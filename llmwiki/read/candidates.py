@@ -68,12 +68,10 @@ class Candidate:
         """Whether the sentence opens with "This", "It" or "They" right after a code block or a table, which is what it
         points at ("```>>> import fibo```" / "This is often used ..."): no title stands in for it, and no sentence is
         quoted before it."""
-        from llmwiki.text.segment import CODE, ROW, segments
+        from llmwiki.text.segment import CODE, ROW
 
-        if not _POINTING.match(self.sentence):
-            return False
-        parts = segments(CITATION.sub("", self.chunk_text[: self.offset]).rstrip())
-        return bool(parts) and parts[-1].kind in (CODE, ROW)
+        last = self._last_before[1]
+        return bool(_POINTING.match(self.sentence)) and last is not None and last.kind in (CODE, ROW)
 
     @property
     def quoted_before(self) -> str:
@@ -89,22 +87,37 @@ class Candidate:
         return self._before[1] if self.quoted_before else ""
 
     @functools.cached_property
+    def _last_before(self):
+        """(the chunk's text before the sentence, its last segment or None): read once for both ``_before`` and
+        ``points_at_a_block``."""
+        return _last_segment(CITATION.sub("", self.chunk_text[: self.offset]))
+
+    @functools.cached_property
     def _before(self) -> tuple[str, str]:
         """(the sentence before, when it is prose in the same chunk; the chunk's text before that), or ('', '')."""
-        return sentence_before(CITATION.sub("", self.chunk_text[: self.offset]))
+        return _prose_before(*self._last_before)
+
+
+def _last_segment(text: str):
+    """(the text without its trailing white space, its last segment or None)."""
+    from llmwiki.text.segment import segments
+
+    before = text.rstrip()
+    parts = segments(before)
+    return before, (parts[-1] if parts else None)
 
 
 def sentence_before(text: str) -> tuple[str, str]:
     """(the last sentence of the text, when it is prose; the text before it, its last 400 characters), or ('', ''). A
     code block, a heading, a table row or a list of links before is no sentence to quote ("``` time = weekdate_iso(year,
     week) ``` This function converts ..." quotes the sentence alone)."""
-    from llmwiki.text.segment import segments
+    return _prose_before(*_last_segment(text))
 
-    before = text.rstrip()
-    parts = segments(before)
-    if not parts or not parts[-1].is_prose:
+
+def _prose_before(before: str, last) -> tuple[str, str]:
+    if last is None or not last.is_prose:
         return "", ""
-    start, end = parts[-1].start, parts[-1].end
+    start, end = last.start, last.end
     sentence = " ".join(before[start:end].split())
     if len(sentence.split()) < 4 or not reads_as_prose(sentence) or sentence.startswith(("#", "|", "- [")):
         return "", ""

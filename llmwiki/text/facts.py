@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
-from llmwiki.text import CONTRAST_BREAK, GENDER, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
+from llmwiki.text import CONTRAST_BREAK, FORMS_OF_BE, GENDER, MODALS, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 
 # The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
@@ -159,31 +159,29 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
 # A setting stated off: "the default setting for foreign key enforcement is OFF", "logging is disabled by default",
 # "the option defaults to false". The state follows what it is said of, after a verb that states or sets it.
 _OFF_STATES = frozenset({"off", "disabled", "false"})
-_STATING = frozenset({"is", "are", "was", "were", "be", "been", "remains", "remain", "stays", "stay"})
+_STATES = _OFF_STATES | {"on", "enabled", "true"}
+_STATING = FORMS_OF_BE | {"be", "been", "remains", "remain", "stays", "stay"}
 _SETTING = frozenset({"set", "turned", "switched", "defaults", "default", "to"})
-_MODALS = frozenset({"can", "could", "may", "might", "must", "should", "will", "would", "shall"})
 
 
 def _switched_off(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
     """The stems in near that a text states off ("... enforcement is OFF", "... is disabled", "defaults to false"):
     those of the scope words before the state, where a verb that states or sets it stands just before ("is", "is
     set to", "is turned", "defaults to"). A switch named off is not one stated off: "turn off the sound" states
-    nothing."""
+    nothing, and "this can be disabled" says what may be done, not what is."""
     lowered = [word.lower() for word in words]
     governed = set()
     for index, word in enumerate(lowered):
         if word not in _OFF_STATES:
             continue
-        verb = index - 1
+        verb = index - 1  # back past the words that set it ("set to", "turned", "defaults to") to the verb
         while verb >= 0 and lowered[verb] in _SETTING and index - verb <= 3:
             verb -= 1
-        if verb < 0 or (lowered[verb] not in _STATING and not (verb + 1 < index and lowered[verb + 1] == "defaults")):
-            if not (index >= 2 and lowered[index - 2] == "defaults" and lowered[index - 1] == "to"):
-                continue
-        if verb >= 1 and lowered[verb] == "be" and lowered[verb - 1] in _MODALS:
-            continue  # "this can be disabled" says what may be done, not what is
-        start = max(0, verb - scope)
-        governed |= {stem(other) for other in words[start:verb + 1] if other.lower() not in STOPWORDS} & near
+        if verb < 0 or not (lowered[verb] in _STATING or lowered[verb + 1] == "defaults"):
+            continue
+        if lowered[verb] == "be" and verb >= 1 and lowered[verb - 1] in MODALS:
+            continue
+        governed |= {stem(other) for other in words[max(0, verb - scope):verb + 1] if other.lower() not in STOPWORDS} & near
     return governed
 
 
@@ -493,10 +491,10 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
     claim_negated = _negated(claim_words, shared)
     evidence_negated = _negated(evidence_words, shared)
-    states = _OFF_STATES | {"on", "enabled", "true"}  # where one side names no state, the other's "is off" denies it
-    if not {word.lower() for word in claim_words} & states:
+    # Where one side names no state, the other's "is off" denies what it says.
+    if not {word.lower() for word in claim_words} & _STATES:
         evidence_negated |= _switched_off(evidence_words, shared)
-    if not {word.lower() for word in evidence_words} & states:
+    if not {word.lower() for word in evidence_words} & _STATES:
         claim_negated |= _switched_off(claim_words, shared)
     if claim_negated - evidence_negated:
         negation = "sentence"
