@@ -187,9 +187,9 @@ def test_a_long_code_block_is_fenced_in_pieces_so_no_chunk_reads_code_as_prose()
 def test_a_chunk_cut_inside_a_code_block_reads_the_lines_before_its_closing_fence_as_code():
     from llmwiki.text.segment import CODE, segments
 
-    cut = "...]\n    [ CASCADE | RESTRICT ]\n```\n\n## Description\n\nThe command sets privileges. It changes no old ones."
+    cut = "...]\n    [ --force | --dry-run ]\n```\n\n## Description\n\nThe command sets privileges. It changes no old ones."
     kinds = [(part.kind, cut[part.start:part.end]) for part in segments(cut)]
-    assert kinds[0] == (CODE, "...]\n    [ CASCADE | RESTRICT ]\n```") and ("sentence", "The command sets privileges.") in kinds
+    assert kinds[0] == (CODE, "...]\n    [ --force | --dry-run ]\n```") and ("sentence", "The command sets privileges.") in kinds
     # Control: a fence that opens a block right after a line of prose (CommonMark allows it) still opens one.
     opened = "Example:\n```\nprint(1)\n```\n\nThat prints one."
     assert [(part.kind, opened[part.start:part.end]) for part in segments(opened)] == [

@@ -397,19 +397,19 @@ def test_a_pdf_line_broken_at_a_raised_footnote_mark_stays_one_line_of_its_parag
     pdf = FPDF()
     pdf.add_page()
     pdf.set_font("Helvetica", size=11)
-    pdf.cell(0, 6, "The set of symbols which can be used in names depends on the operating system and the", new_x="LMARGIN", new_y="NEXT")
-    opening = "locale. Normally all alphanumeric symbols are allowed"
+    pdf.cell(0, 6, "The set of characters a label may hold depends on the terminal in use and on the", new_x="LMARGIN", new_y="NEXT")
+    opening = "font. Usually all printable letters are accepted"
     pdf.cell(pdf.get_string_width(opening), 6, opening)
     pdf.char_vpos = "SUP"  # the PDF's text breaks the line here: the rest is a line of its own, starting mid-line
     pdf.cell(pdf.get_string_width("1"), 6, "1")
     pdf.char_vpos = "LINE"
-    pdf.cell(0, 6, " (and in some countries this includes accented letters) plus", new_x="LMARGIN", new_y="NEXT")
-    pdf.cell(0, 6, "the full stop and the underscore. That ends it.", new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 6, " (and with some fonts this covers accented letters) plus", new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 6, "the hyphen and the full stop. That ends it.", new_x="LMARGIN", new_y="NEXT")
     pdf.cell(0, 6, "A second paragraph opens on the next line.", new_x="LMARGIN", new_y="NEXT")
     path = tmp_path / "footnote.pdf"
     pdf.output(str(path))
     blocks = [block.text for page in read(path).pages for block in page.blocks]
-    assert any("symbols are allowed1 (and in some countries this includes accented letters) plus the full stop" in block for block in blocks)
+    assert any("letters are accepted1 (and with some fonts this covers accented letters) plus the hyphen" in block for block in blocks)
     assert blocks[-1] == "A second paragraph opens on the next line."  # control: a line ended early still ends its paragraph
 
 

@@ -112,18 +112,6 @@ def test_what_is_negated_counts_not_whether_anything_is():
     assert check_facts(claim.replace("did not turn", "turned"), evidence).negation is None  # control: the same negations
 
 
-def test_a_setting_stated_off_denies_what_it_would_do():
-    evidence = ["As of version 3.6.19, the default setting for foreign key enforcement is OFF."]
-    assert check_facts("The library enforces foreign key constraints by default.", evidence).negation == "evidence"
-    assert check_facts("The server compresses replies.", ["Compression of replies is turned off unless the client asks."]).negation == "evidence"
-    assert check_facts("The option keeps old files.", ["The option defaults to false."]).negation == "evidence"
-    assert check_facts("Foreign key enforcement is off by default.", ["The library enforces foreign keys by default."]).negation == "sentence"
-    # Controls: a claim that names the state itself, and a switch named off that states nothing.
-    assert check_facts("Foreign key enforcement is off by default.", evidence).negation is None
-    assert check_facts("The radio plays music.", ["You can turn off the radio when music plays."]).negation is None
-    assert check_facts("The scene is rendered at twice the resolution.", ["The scene is rendered at twice the resolution; this can be disabled."]).negation is None
-
-
 def test_a_capital_after_a_sentence_end_inside_the_claim_is_not_a_name():
     evidence = ["The kingdom fell in 1815. Well before this, Avogadro taught in Turin."]
     assert not check_facts("The kingdom fell in 1815.) Well before this, Avogadro taught in Turin.", evidence).failed

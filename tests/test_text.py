@@ -161,12 +161,3 @@ def test_an_option_of_one_letter_is_no_term_however_it_is_marked():
     names = {term.name for term in candidate_terms([text])}
     assert "-C" not in names and "--amend" in names  # the long option, a control, stays
 
-
-def test_an_admonition_label_is_furniture_not_a_term():
-    from llmwiki.text.terms import candidate_terms
-
-    text = ("## Important\n\nA role cannot own objects once it is dropped. **Important** roles are rare.\n\n"
-            "## Caution\n\nThe **vacuum** pass reclaims space; run **vacuum** often.\n\n## Tablespace\n\nA tablespace holds files. Each tablespace moves.")
-    names = {term.name for term in candidate_terms([text])}
-    assert not names & {"Important", "Caution"}
-    assert {"vacuum", "Tablespace"} <= names  # control: a defined term and a section's term stay

@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
-from llmwiki.text import CONTRAST_BREAK, FORMS_OF_BE, GENDER, MODALS, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
+from llmwiki.text import CONTRAST_BREAK, GENDER, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 
 # The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
@@ -153,35 +153,6 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
     for index, word in enumerate(words):
         if word.lower() in NEGATIONS:
             governed |= {stem(other) for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS} & near
-    return governed
-
-
-# A setting stated off: "the default setting for foreign key enforcement is OFF", "logging is disabled by default",
-# "the option defaults to false". The state follows what it is said of, after a verb that states or sets it.
-_OFF_STATES = frozenset({"off", "disabled", "false"})
-_STATES = _OFF_STATES | {"on", "enabled", "true"}
-_STATING = FORMS_OF_BE | {"be", "been", "remains", "remain", "stays", "stay"}
-_SETTING = frozenset({"set", "turned", "switched", "defaults", "default", "to"})
-
-
-def _switched_off(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
-    """The stems in near that a text states off ("... enforcement is OFF", "... is disabled", "defaults to false"):
-    those of the scope words before the state, where a verb that states or sets it stands just before ("is", "is
-    set to", "is turned", "defaults to"). A switch named off is not one stated off: "turn off the sound" states
-    nothing, and "this can be disabled" says what may be done, not what is."""
-    lowered = [word.lower() for word in words]
-    governed = set()
-    for index, word in enumerate(lowered):
-        if word not in _OFF_STATES:
-            continue
-        verb = index - 1  # back past the words that set it ("set to", "turned", "defaults to") to the verb
-        while verb >= 0 and lowered[verb] in _SETTING and index - verb <= 3:
-            verb -= 1
-        if verb < 0 or not (lowered[verb] in _STATING or lowered[verb + 1] == "defaults"):
-            continue
-        if lowered[verb] == "be" and verb >= 1 and lowered[verb - 1] in MODALS:
-            continue
-        governed |= {stem(other) for other in words[max(0, verb - scope):verb + 1] if other.lower() not in STOPWORDS} & near
     return governed
 
 
@@ -491,11 +462,6 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
     claim_negated = _negated(claim_words, shared)
     evidence_negated = _negated(evidence_words, shared)
-    # Where one side names no state, the other's "is off" denies what it says.
-    if not {word.lower() for word in claim_words} & _STATES:
-        evidence_negated |= _switched_off(evidence_words, shared)
-    if not {word.lower() for word in evidence_words} & _STATES:
-        claim_negated |= _switched_off(claim_words, shared)
     if claim_negated - evidence_negated:
         negation = "sentence"
     elif evidence_negated - claim_negated:

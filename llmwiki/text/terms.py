@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from llmwiki.text import STOPWORDS
 from llmwiki.text.segment import HEADING, PROSE, segments
 
-# The furniture of documents: headings and labels that name a part of a document, not what it is about, and the
-# labels of admonitions ("Note", "Important", "Caution": DocBook's and reStructuredText's names for them).
+# The furniture of documents: headings and labels that name a part of a document, not what it is about.
 FURNITURE = frozenset("""
-abstract acknowledgement acknowledgements appendix appendices attention author authors bibliography caution changelog chapter chapters
-contents contributors copyright credits danger description details discussion example examples exercise exercises faq figure
-footnote footnotes foreword further glossary hint history important index installation introduction license licence note notes notice
+abstract acknowledgement acknowledgements appendix appendices author authors bibliography changelog chapter chapters
+contents contributors copyright credits description details discussion example examples exercise exercises faq figure
+footnote footnotes foreword further glossary history index installation introduction license licence note notes notice
 options overview part preface prerequisites reference references related remarks requirements section see summary
 synopsis syntax table tip tips todo topics usage version warning warnings what why how who when where which
 """.split())

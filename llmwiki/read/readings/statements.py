@@ -89,8 +89,6 @@ EXAMPLES = [
     Example("fact opposed", "Did Volta invent the battery in 1850?", (_VOLTA,), "no"),
     Example("fact opposed", "Do penguins have many natural predators on land?",
             (("Penguin", "Penguins have few natural predators on land. A leopard seal is a natural predator of penguins at sea."),), "no"),
-    Example("fact opposed", "Does Quill enforce foreign key constraints by default?",
-            (("Quill", "Quill has supported foreign key constraints since version 3.6.19. As of Quill version 3.6.19, the default setting for foreign key enforcement is OFF."),), "no"),
     Example("model contradiction", "Was Volta a German physicist?", (_VOLTA,), "no"),
     Example("not settled", "Was Volta born in Como in 1745?", (_VOLTA,), "unsettled"),
     Example("not settled", "Did Volta invent the telephone?", (_VOLTA,), "unsettled"),
