@@ -1,22 +1,39 @@
 #!/bin/sh
 # Documents of other tools than realdocs, for `bench/realdocs.py --only other`: Debian's *-doc packages,
-# downloaded (not installed) and unpacked into DIR (default: /tmp/llmwiki-otherdocs), one folder per tool:
-#   apache/    the Apache httpd 2.4 manual, English pages and HOWTOs (HTML from XML by XSLT)
-#   aptitude/  the aptitude manual (DocBook HTML)
-#   aspell/    the GNU Aspell manual (texinfo HTML)
-#   pdf/       the Asymptote manual (TeX) and the Debian Reference (DBLaTeX), PDF
-# The questions over them are training/data/otherdocs_defaults.tsv. Needs apt-get and dpkg-deb; no root.
+# downloaded (not installed) and unpacked into DIR, one folder per tool.
+#   bench/otherdocs.sh [DIR]          (default /tmp/llmwiki-otherdocs; questions: training/data/otherdocs_defaults.tsv)
+#     apache/    the Apache httpd 2.4 manual, English pages and HOWTOs (HTML from XML by XSLT)
+#     aptitude/  the aptitude manual (DocBook HTML)
+#     aspell/    the GNU Aspell manual (texinfo HTML)
+#     pdf/       the Asymptote manual (TeX) and the Debian Reference (DBLaTeX), PDF
+#   bench/otherdocs.sh --more [DIR]   (default /tmp/llmwiki-moredocs; questions: training/data/moredocs.tsv)
+#     debref/    the Debian Reference (DocBook XSL HTML)     maint/  the Debian New Maintainers' Guide (DocBook XSL)
+#     gettext/   the GNU gettext manual (texi2html)          gtk3/, cairo/  GTK 3 and cairo references (gtk-doc)
+# Needs apt-get and dpkg-deb; no root.
 set -eu
-DIR=${1:-/tmp/llmwiki-otherdocs}
+MORE=0
+if [ "${1:-}" = "--more" ]; then MORE=1; shift; fi
+if [ $MORE = 1 ]; then DIR=${1:-/tmp/llmwiki-moredocs}; else DIR=${1:-/tmp/llmwiki-otherdocs}; fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-apt-get download apache2-doc aptitude-doc-en aspell-doc asymptote-doc debian-reference-en >/dev/null 2>&1
-for deb in *.deb; do dpkg-deb -x "$deb" x; done
-rm -rf "$DIR" && mkdir -p "$DIR/apache/howto" "$DIR/aptitude" "$DIR/aspell" "$DIR/pdf"
-cp x/usr/share/doc/apache2-doc/manual/en/*.html "$DIR/apache/"
-cp x/usr/share/doc/apache2-doc/manual/en/howto/*.html "$DIR/apache/howto/"
-cp x/usr/share/doc/aptitude/html/en/*.html "$DIR/aptitude/"
-cp x/usr/share/doc/aspell-doc/aspell.html/*.html "$DIR/aspell/"
-cp x/usr/share/doc/asymptote/asymptote.pdf x/usr/share/debian-reference/debian-reference.en.pdf "$DIR/pdf/"
+if [ $MORE = 1 ]; then
+  apt-get download debian-reference-en maint-guide gettext-doc libgtk-3-doc libcairo2-doc >/dev/null 2>&1
+  for deb in *.deb; do dpkg-deb -x "$deb" x; done
+  rm -rf "$DIR" && mkdir -p "$DIR/debref" "$DIR/maint" "$DIR/gettext" "$DIR/gtk3" "$DIR/cairo"
+  cp x/usr/share/debian-reference/*.en.html "$DIR/debref/"
+  cp x/usr/share/doc/maint-guide/html/*.html "$DIR/maint/"
+  cp x/usr/share/doc/gettext/*.html "$DIR/gettext/"
+  cp x/usr/share/gtk-doc/html/gtk3/*.html "$DIR/gtk3/"
+  cp x/usr/share/gtk-doc/html/cairo/*.html "$DIR/cairo/"
+else
+  apt-get download apache2-doc aptitude-doc-en aspell-doc asymptote-doc debian-reference-en >/dev/null 2>&1
+  for deb in *.deb; do dpkg-deb -x "$deb" x; done
+  rm -rf "$DIR" && mkdir -p "$DIR/apache/howto" "$DIR/aptitude" "$DIR/aspell" "$DIR/pdf"
+  cp x/usr/share/doc/apache2-doc/manual/en/*.html "$DIR/apache/"
+  cp x/usr/share/doc/apache2-doc/manual/en/howto/*.html "$DIR/apache/howto/"
+  cp x/usr/share/doc/aptitude/html/en/*.html "$DIR/aptitude/"
+  cp x/usr/share/doc/aspell-doc/aspell.html/*.html "$DIR/aspell/"
+  cp x/usr/share/doc/asymptote/asymptote.pdf x/usr/share/debian-reference/debian-reference.en.pdf "$DIR/pdf/"
+fi
 echo "$DIR: $(find "$DIR" -type f | wc -l) files"

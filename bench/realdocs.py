@@ -101,13 +101,13 @@ def written_sets() -> dict[str, list[dict]]:
 OTHER_QUESTIONS = REPO / "training" / "data" / "otherdocs_defaults.tsv"
 
 
-def other_docs(folder: Path, workspace: Path, *, rebuild: bool) -> dict[str, list[dict]]:
+def other_docs(folder: Path, workspace: Path, *, rebuild: bool, questions: Path = OTHER_QUESTIONS) -> dict[str, list[dict]]:
     """The workspace of the other tools' documents (made once, or again with --rebuild) and its question set."""
     if not folder.is_dir():
         sys.exit(f"no documents under {folder}: run bench/otherdocs.sh {folder} (it downloads five Debian *-doc packages)")
     if rebuild or not (workspace / "wiki" / "index.md").is_file():
         timed_ingest({path.name: path for path in sorted(folder.iterdir()) if path.is_dir()}, workspace, label="Other tools' documents")
-    return {"other tools, defaults": load_questions(OTHER_QUESTIONS)}
+    return {f"other tools, {questions.stem.removeprefix('otherdocs_')}": load_questions(questions)}
 
 
 def corpus_files(data: Path) -> list[Path]:
@@ -538,6 +538,8 @@ def main() -> None:
     parser.add_argument("--extra", type=Path, action="append", default=[], help="another folder of HTML and PDF documents for the extraction table")
     parser.add_argument("--other", type=Path, default=Path(tempfile.gettempdir()) / "llmwiki-otherdocs", help="the documents bench/otherdocs.sh fetched")
     parser.add_argument("--other-workspace", type=Path, default=Path(tempfile.gettempdir()) / "llmwiki-bench-otherdocs")
+    parser.add_argument("--other-questions", type=Path, default=OTHER_QUESTIONS,
+                        help="their questions (training/data/moredocs.tsv goes with the documents bench/otherdocs.sh --more fetches)")
     parser.add_argument("--answers", type=Path, help="write every answer with its question (JSON lines) here")
     parser.add_argument("--scale", type=Path, nargs="+", default=[], help="time ingest + wiki of these folders of HTML and PDF files together")
     args = parser.parse_args()
@@ -575,7 +577,7 @@ def main() -> None:
     if "qa" in parts:
         answered |= qa_table(args.workspace, sets)
     if "other" in parts:
-        other = other_docs(args.other, args.other_workspace, rebuild=args.rebuild)
+        other = other_docs(args.other, args.other_workspace, rebuild=args.rebuild, questions=args.other_questions)
         context_table(args.other_workspace, other)
         answered |= qa_table(args.other_workspace, other)
     if args.answers and answered:
