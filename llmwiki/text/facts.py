@@ -24,9 +24,7 @@ against its anchor, the evidence window that best holds its wording:
   of a contrasting sentence that holds most of the claim ("coolest" for
   "warmest" in "The coolest month is June, while the warmest is January"),
   and a pronoun of the other gender than the anchor's ("she" where the
-  evidence says "he"); a setting one side states off ("foreign key
-  enforcement is OFF", "is disabled", "defaults to false") where the other
-  names no state ("enforces foreign keys by default").
+  evidence says "he").
 
 The anchor is chosen by the sentence's other content words (its predicate),
 not by its names and numbers, and shorter windows win ties: a name swapped
