@@ -104,7 +104,8 @@ OTHER_QUESTIONS = REPO / "training" / "data" / "otherdocs_defaults.tsv"
 def other_docs(folder: Path, workspace: Path, *, rebuild: bool, questions: Path = OTHER_QUESTIONS) -> dict[str, list[dict]]:
     """The workspace of the other tools' documents (made once, or again with --rebuild) and its question set."""
     if not folder.is_dir():
-        sys.exit(f"no documents under {folder}: run bench/otherdocs.sh {folder} (it downloads five Debian *-doc packages)")
+        sys.exit(f"no documents under {folder}: run bench/otherdocs.sh {folder} (it downloads five Debian *-doc packages; "
+                 f"--more fetches the five that training/data/moredocs.tsv asks of)")
     if rebuild or not (workspace / "wiki" / "index.md").is_file():
         timed_ingest({path.name: path for path in sorted(folder.iterdir()) if path.is_dir()}, workspace, label="Other tools' documents")
     return {f"other tools, {questions.stem.removeprefix('otherdocs_')}": load_questions(questions)}

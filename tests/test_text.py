@@ -160,4 +160,3 @@ def test_an_option_of_one_letter_is_no_term_however_it_is_marked():
     text = "Like *-C*, but the editor is invoked; *-C* reuses the message. The `--amend` flag rewrites; `--amend` again."
     names = {term.name for term in candidate_terms([text])}
     assert "-C" not in names and "--amend" in names  # the long option, a control, stays
-

@@ -475,7 +475,7 @@ def _continues_with_a_dash(previous: Line, line: Line) -> bool:
 
 def _goes_on_the_line(previous: Line, line: Line) -> bool:
     """Whether line is the rest of the printed line previous began: the PDF's text breaks a line where a character
-    is raised or lowered ("... symbols are allowed¹" / "(and in some countries ..."), and the rest starts just right
+    is raised or lowered ("... letters are accepted¹" / "(and with some fonts ..."), and the rest starts just right
     of it (within two characters' width) at the same height. Cells of a table stand further apart."""
     return -1 <= line.x0 - previous.x1 <= 2 * previous.char_width and line.bottom < previous.top and previous.bottom < line.top
 

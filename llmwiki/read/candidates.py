@@ -26,8 +26,10 @@ from llmwiki.workspace import Workspace
 _REFERS_BACK = re.compile(rf"^{alternation(word.title() for word in DEMONSTRATIVES | {'such'})}\b")
 # ... or that names a thing of a manual by pointing back at it past its opening ("Python 3.10 adds a new function:
 # `inspect.get_annotations()`. In Python 3.10 and newer, calling this function is the best practice ...").
-_POINTING = re.compile(rf"^(?:{alternation(set(OPENING_PRONOUNS) - PERSONAL_OPENERS)})\b", re.IGNORECASE)  # "This", "It", "They", "Its"
 _NAMES_BACK = re.compile(rf"\b(?:this|these)\s+{alternation(CODE_KINDS)}s?\b")
+# A sentence that opens with a pronoun for a thing, which may point at a code block or a table before it ("This", "It",
+# "They", "Its"; not "He" or "She").
+_POINTING = re.compile(rf"^(?:{alternation(set(OPENING_PRONOUNS) - PERSONAL_OPENERS)})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
