@@ -9,15 +9,27 @@
 #   bench/otherdocs.sh --more [DIR]   (default /tmp/llmwiki-moredocs; questions: training/data/moredocs.tsv)
 #     debref/    the Debian Reference (DocBook XSL HTML)     maint/  the Debian New Maintainers' Guide (DocBook XSL)
 #     gettext/   the GNU gettext manual (texi2html)          gtk3/, cairo/  GTK 3 and cairo references (gtk-doc)
+#   bench/otherdocs.sh --papers [DIR] (default /tmp/llmwiki-papers; for `bench/realdocs.py --only extract --extra DIR`)
+#     eight example papers set in two columns, from texlive-publishers-doc (213 MB download): ACM sigconf and
+#     sigplan, REVTeX (APS, AIP), AGU, ASME, IEEEtran, OUP
 # Needs apt-get and dpkg-deb; no root.
 set -eu
 MORE=0
 if [ "${1:-}" = "--more" ]; then MORE=1; shift; fi
-if [ $MORE = 1 ]; then DIR=${1:-/tmp/llmwiki-moredocs}; else DIR=${1:-/tmp/llmwiki-otherdocs}; fi
+if [ "${1:-}" = "--papers" ]; then MORE=2; shift; fi
+if [ $MORE = 1 ]; then DIR=${1:-/tmp/llmwiki-moredocs}; elif [ $MORE = 2 ]; then DIR=${1:-/tmp/llmwiki-papers}; else DIR=${1:-/tmp/llmwiki-otherdocs}; fi
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-if [ $MORE = 1 ]; then
+if [ $MORE = 2 ]; then
+  apt-get download texlive-publishers-doc >/dev/null 2>&1
+  dpkg-deb -x texlive-publishers-doc_*.deb x
+  rm -rf "$DIR" && mkdir -p "$DIR"
+  T=x/usr/share/doc/texlive-doc/latex
+  cp $T/acmart/samples/sample-sigconf.pdf $T/acmart/samples/sample-sigplan.pdf $T/revtex4-1/sample/aps/apssamp.pdf \
+     $T/revtex/sample/aip/aipsamp.pdf $T/aguplus/aguplus.pdf $T/asmeconf/examples/asmeconf-fontspec.pdf \
+     $T/ieeetran/testflow_ctl_A4.pdf $T/oup-authoring-template/oup-authoring-template.pdf "$DIR/"
+elif [ $MORE = 1 ]; then
   apt-get download debian-reference-en maint-guide gettext-doc libgtk-3-doc libcairo2-doc >/dev/null 2>&1
   for deb in *.deb; do dpkg-deb -x "$deb" x; done
   rm -rf "$DIR" && mkdir -p "$DIR/debref" "$DIR/maint" "$DIR/gettext" "$DIR/gtk3" "$DIR/cairo"

@@ -413,6 +413,132 @@ def test_a_pdf_line_broken_at_a_raised_footnote_mark_stays_one_line_of_its_parag
     assert blocks[-1] == "A second paragraph opens on the next line."  # control: a line ended early still ends its paragraph
 
 
+def test_a_pdf_word_hyphenated_at_a_line_end_is_joined_and_its_paragraph_stays_whole(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for line in ["A shell is a macro processor that runs the commands you type at its prompt, one after",
+                 "the other. The term macro processor means functionality where text and sym-",  # PDFium reads this line
+                 "bols are expanded to create larger expressions, which the shell then reads.",  # and this one as one
+                 "", "A second paragraph opens after the gap."]:
+        pdf.cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "hyphen.pdf"
+    pdf.output(str(path))
+    blocks = [block.text for page in read(path).pages for block in page.blocks]
+    assert blocks[0] == ("A shell is a macro processor that runs the commands you type at its prompt, one after the other. The term macro "
+                         "processor means functionality where text and symbols are expanded to create larger expressions, which the shell then reads.")
+    assert blocks[-1] == "A second paragraph opens after the gap."  # control: a wider gap still ends a paragraph
+
+
+def _two_column_page(pdf, columns: list[list[tuple[str, bool]]], *, offset: float) -> None:
+    """Lines set justified in two columns of 85 mm (a line marked False ends its paragraph, set short); the right
+    column's baselines ``offset`` mm below the left's, as a paper's columns often stand."""
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    for column, (x, top) in zip(columns, [(10, 20), (110, 20 + offset)]):
+        pdf.set_xy(x, top)
+        for text, full in column:
+            pdf.set_stretching(100)
+            pdf.set_stretching(85 / pdf.get_string_width(text) * 100 if full else 100)  # widened to the column's edge
+            pdf.set_x(x)
+            pdf.cell(85, 5, text, new_x="LEFT", new_y="NEXT")
+        pdf.set_stretching(100)
+
+
+def test_a_pdf_page_in_two_columns_is_read_column_by_column_with_each_column_s_paragraphs_whole(tmp_path):
+    from fpdf import FPDF
+
+    left = [("The kettle heats water with a coil that sits", True), ("in its base, and it switches itself off when", True),
+            ("the water boils.", False), ("A second paragraph of the left column says", True),
+            ("that the lid opens with a button, and that", True), ("the handle stays cool while the water", True)]
+    right = [("heats, so the kettle can be carried at once.", False), ("The right column's own paragraph says that", True),
+             ("limescale builds up where the water is hard", True), ("and is taken off with vinegar.", False)]
+    pdf = FPDF()
+    _two_column_page(pdf, [left, right], offset=1.3)
+    path = tmp_path / "columns.pdf"
+    pdf.output(str(path))
+    blocks = [block.text for page in read(path).pages for block in page.blocks]
+    assert blocks == [
+        "The kettle heats water with a coil that sits in its base, and it switches itself off when the water boils.",
+        # a paragraph that runs full to the column's foot, mid-sentence, goes on at the next column's head
+        "A second paragraph of the left column says that the lid opens with a button, and that the handle stays cool while "
+        "the water heats, so the kettle can be carried at once.",
+        "The right column's own paragraph says that limescale builds up where the water is hard and is taken off with vinegar.",
+    ]
+
+
+def test_a_pdf_paragraph_cut_by_a_page_break_is_one_paragraph_on_the_page_it_starts(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for lines in [["At the end of a fit the command reports the standard deviation of the"],
+                  ["residuals, which it also writes to the log file.", "", "Each fit appends to that file."],
+                  ["the log file is never emptied by the program itself."]]:  # control: the page before ends a sentence
+        pdf.add_page()
+        for line in lines:
+            pdf.cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "pages.pdf"
+    pdf.output(str(path))
+    pages = [[block.text for block in page.blocks] for page in read(path).pages]
+    assert pages[0] == ["At the end of a fit the command reports the standard deviation of the residuals, which it also writes to the log file."]
+    assert pages[1] == ["Each fit appends to that file."]
+    assert pages[2] == ["the log file is never emptied by the program itself."]
+
+
+def _pdf_scaled_by_its_text_matrix(lines: list[tuple[int, int, str]]) -> bytes:
+    """A one-page PDF whose text is set as some writers set it: every font at size 1, scaled by the text matrix.
+    lines: (size, baseline, text)."""
+    stream = "".join(f"BT /F1 1 Tf {size} 0 0 {size} 72 {y} Tm ({text}) Tj ET\n" for size, y, text in lines).encode("latin-1")
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    data, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(data))
+        data += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(data)
+    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return data + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_a_pdf_whose_fonts_are_set_at_size_1_and_scaled_reads_as_printed(tmp_path):
+    path = tmp_path / "scaled.pdf"
+    path.write_bytes(_pdf_scaled_by_its_text_matrix([
+        (16, 720, "Cleaning the kettle"),
+        (10, 670, "Limescale builds up inside a kettle wherever the water is hard, and it"),
+        (10, 658, "is taken off by boiling a mixture of water and vinegar in it for an hour,"),
+        (10, 646, "then by pouring the mixture out while it is still warm from the boiling."),
+        (10, 618, "Rinse the kettle twice before you use it again.")]))
+    blocks = [block.text for page in read(path).pages for block in page.blocks]
+    assert blocks == ["# Cleaning the kettle",  # set larger: a heading
+                      "Limescale builds up inside a kettle wherever the water is hard, and it is taken off by boiling a mixture of "
+                      "water and vinegar in it for an hour, then by pouring the mixture out while it is still warm from the boiling.",  # one paragraph, not a line each
+                      "Rinse the kettle twice before you use it again."]  # control: a wider gap still parts paragraphs
+
+
+def test_a_pdf_ellipsis_in_a_sentence_stays_and_a_contents_line_goes(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    for line in ["The positional parameters are renamed $1, $2, . . . $N when the shell shifts them.", "",
+                 "Installing the kettle . . . . . . . . . . . . . . 12", "",
+                 "Cleaning . . . 14"]:
+        pdf.cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "dots.pdf"
+    pdf.output(str(path))
+    document = read(path)
+    text = "\n".join(block.text for page in document.pages for block in page.blocks)
+    assert "The positional parameters are renamed $1, $2, . . . $N when the shell shifts them." in text
+    assert "Installing the kettle" not in text and "Cleaning" not in text  # contents lines, with four dots or a page number
+    assert sum(item.reason == "contents" for item in document.dropped) == 2
+
+
 def test_html_a_contents_list_goes_however_much_of_a_short_page_it_is():
     from llmwiki.ingest.html import html_content
 

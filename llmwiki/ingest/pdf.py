@@ -7,7 +7,8 @@ lines with their position, size and font; the rest is read from the layout, neve
   top or bottom of three pages or more are running heads and feet; a line there that is only a page number
   ("12", "iv", "Page 3 of 10") goes too.
 - **Contents and index pages**: a page whose lines mostly end in a page number (rising, for contents;
-  after commas, for an index), and any line with a dot leader, are kept out of the text.
+  after commas, for an index), and any line with a dot leader (four dots or more, or three spaced ones before a
+  page number; not an ellipsis set as ". . ." in a sentence), are kept out of the text.
 - **Headings**: the PDF's outline titles where a line of their page says them; else a line set larger
   than the body text (its level from the size), or a short line all in bold. A heading is written ``#``.
 - **Run-in labels**: a paragraph that opens with one to five words in bold and goes on in another weight ("GENERATE_XML
@@ -16,10 +17,13 @@ lines with their position, size and font; the rest is read from the layout, neve
   as an HTML definition's term is: a description list's term or a run-in heading is no part of the sentence after it.
 - **Code**: lines set in a fixed-pitch font become a fenced code block, indentation kept.
 - **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
-  first line, at a bullet, or after a line that ends short of the column where the next line's first word
+  first line, at a bullet, or after a line that ends short of its column where the next line's first word
   would have fitted. A word hyphenated across a line break is joined, unless the document itself writes
-  it with a hyphen elsewhere.
-- **Two columns**: where a page's lines fall in two columns side by side, the left is read first.
+  it with a hyphen elsewhere (PDFium reads such a line and the next as one; they are split again first).
+- **Two columns**: where a page's lines fall in two columns side by side (their baselines need not align; what
+  spans both, a paper's title and abstract, is read before them), the left is read first, each column's lines
+  are measured against its own right edge, and a paragraph whose last line runs full mid-sentence at a
+  column's foot goes on at the next column's head.
 
 A page with no text layer is read by OCR where Debian's ``tesseract-ocr`` is installed; without it, the
 document fails with the fix ("install tesseract-ocr"), never as an empty document that looks ingested.
@@ -46,7 +50,9 @@ _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|cmbx|cmb\d", re.IGNOREC
 _NUMBER = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
 _PAGE_NUMBER_ONLY = re.compile(rf"^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?$", re.IGNORECASE)
 _PAGE_NUMBER_AT_END = re.compile(rf"(?:^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?\s+|\s+(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?$)", re.IGNORECASE)
-_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{0,4}\s*$|(?:\s\.){3,}")
+# A contents line's leader: four dots or more, or three spaced ones before a page number; not an ellipsis set as
+# spaced dots in a sentence ("with the usual \begin . . . \end construction").
+_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{0,4}\s*$|(?:\s\.){4,}|(?:\s\.){3}\s+\d{1,4}\s*$")
 _ENDS_IN_PAGE = re.compile(r"(?<![\d.,])(\d{1,4})$")
 _INDEX_ENTRY = re.compile(r",\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?)*$")
 _BULLET = re.compile(r"^(?:[•◦▪‣∙●○■□–—*·-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
@@ -70,6 +76,7 @@ class Line:
     label: str = ""  # a run-in label the line opens with (``_run_in_label``), and the line's text after it
     after_label: str = ""
     set_apart: bool = False  # the label is set apart by a wide gap: a table of terms, whose every row begins an item
+    column_right: float = 0.0  # where the lines of its column end when they run full (``_set_column_edges``)
 
     @property
     def words(self) -> list[str]:
@@ -148,43 +155,64 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     lines: list[Line] = []
 
+    def box(index: int) -> tuple[float, float, float, float]:
+        """A character's (left, right, bottom, top)."""
+        raw.FPDFText_GetCharBox(textpage, index, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
+        return left.value, right.value, bottom.value, top.value
+
+    matrix = raw.FS_MATRIX()
+
+    def size(index: int) -> float:
+        """A character's font size as printed: the size its font is set at, scaled by its text matrix's height (some
+        writers set every font at size 1 and scale it there; a horizontal stretch changes no size)."""
+        scale = (matrix.c ** 2 + matrix.d ** 2) ** 0.5 if raw.FPDFText_GetMatrix(textpage, index, ctypes.byref(matrix)) else 1.0
+        return raw.FPDFText_GetFontSize(textpage, index) * (scale or 1.0)
+
     def gap(after: int, before: int) -> float:
         """The space between two characters of the page's text, in ems of the second's font size."""
-        raw.FPDFText_GetCharBox(textpage, after, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
-        end = right.value
-        raw.FPDFText_GetCharBox(textpage, before, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
-        return (left.value - end) / (raw.FPDFText_GetFontSize(textpage, before) or 10.0)
+        return (box(before)[0] - box(after)[1]) / (size(before) or 10.0)
+
+    def printed_lines(segment: str, first: int) -> list[tuple[str, int]]:
+        """PDFium reads a word hyphenated at a line end and what follows it as one line (the hyphen as U+FFFE or
+        U+0002, no line break), whether the rest is the next printed line or, on a page in two columns, the line
+        beside it: split them again, the hyphen kept at the first's end ("... conditional expres-" / "sions.")."""
+        pieces, start = [], 0
+        for match in re.finditer(r"[\ufffe\x02](?=\S)", segment):
+            if match.start() > start:
+                pieces.append((segment[start:match.start()] + "-", first + start))
+                start = match.end()
+        return [*pieces, (segment[start:], first + start)]
 
     start = 0
     for match in re.finditer(r"\r\n|\n|\r", text + "\n"):
         end = match.start()
-        segment = text[start:end]
-        first = start
+        whole_segment, segment_first = text[start:end], start
         start = match.end()
-        if not segment.strip():
-            continue
-        indices = [first + offset for offset, char in enumerate(segment) if not char.isspace()]
-        xs0, xs1, bottoms, tops, sizes = [], [], [], [], []
-        for index in (indices[0], indices[len(indices) // 2], indices[-1]):
-            raw.FPDFText_GetCharBox(textpage, index, ctypes.byref(left), ctypes.byref(right), ctypes.byref(bottom), ctypes.byref(top))
-            xs0.append(left.value)
-            xs1.append(right.value)
-            bottoms.append(bottom.value)
-            tops.append(top.value)
-            sizes.append(raw.FPDFText_GetFontSize(textpage, index))
-        styles = {index: fonts.at(textpage, index) for index in indices}
-        mono = all(style[0] for style in styles.values())
+        for segment, first in printed_lines(whole_segment, segment_first):
+            if not segment.strip():
+                continue
+            indices = [first + offset for offset, char in enumerate(segment) if not char.isspace()]
+            xs0, xs1, bottoms, tops, sizes = [], [], [], [], []
+            for index in (indices[0], indices[len(indices) // 2], indices[-1]):
+                x0, x1, char_bottom, char_top = box(index)
+                xs0.append(x0)
+                xs1.append(x1)
+                bottoms.append(char_bottom)
+                tops.append(char_top)
+                sizes.append(size(index))
+            styles = {index: fonts.at(textpage, index) for index in indices}
+            mono = all(style[0] for style in styles.values())
 
-        cut, apart = (0, False) if mono else _run_in_label(segment, first, styles, gap)
-        lines.append(Line(
-            text=_clean(_marked_code(segment, first, styles, whole=mono)),
-            x0=min(xs0), x1=max(xs1), top=max(tops), bottom=min(bottoms),
-            size=round(statistics.median(sizes), 1),
-            mono=mono, bold=all(style[1] for style in styles.values()),
-            label=_clean(segment[:cut]) if cut else "",
-            after_label=_clean(_marked_code(segment[cut:], first + cut, styles, whole=False)) if cut else "",
-            set_apart=apart,
-        ))
+            cut, apart = (0, False) if mono else _run_in_label(segment, first, styles, gap)
+            lines.append(Line(
+                text=_clean(_marked_code(segment, first, styles, whole=mono)),
+                x0=min(xs0), x1=max(xs1), top=max(tops), bottom=min(bottoms),
+                size=round(statistics.median(sizes), 1),
+                mono=mono, bold=all(style[1] for style in styles.values()),
+                label=_clean(segment[:cut]) if cut else "",
+                after_label=_clean(_marked_code(segment[cut:], first + cut, styles, whole=False)) if cut else "",
+                set_apart=apart,
+            ))
     return lines
 
 
@@ -331,23 +359,40 @@ def _reference_page(lines: list[Line], page_count: int) -> str | None:
 # -- columns, headings, paragraphs ------------------------------------------------------------------
 
 
-def _reading_order(page: _Page) -> list[Line]:
-    """Lines top to bottom; on a page set in two columns, the left column first."""
+def _columns(page: _Page) -> list[tuple[list[Line], bool]]:
+    """The page's lines in reading order, in groups, each with whether it is one of two columns set side by side:
+    top to bottom; on a page set in two columns, what spans both above them, the left column, the right, and what
+    spans both below."""
     lines = [line for line in page.lines if line.kind != "dropped"]
     ordered = sorted(lines, key=lambda line: (-round(line.top), line.x0))
     middle = page.width / 2
     left = [line for line in lines if line.x1 < middle + 5]
     right = [line for line in lines if line.x0 > middle - 5]
-    if len(left) >= 0.3 * len(lines) and len(right) >= 0.3 * len(lines) and len(left) + len(right) >= 0.8 * len(lines) and len(lines) >= 10:
-        side_by_side = sum(any(abs(line.top - other.top) < 2 for other in right) for line in left)
+    # Each column a fifth of the lines or more, and the two at least half: a paper's first page spans its title and
+    # abstract across both.
+    if len(left) >= 0.2 * len(lines) and len(right) >= 0.2 * len(lines) and len(left) + len(right) >= 0.5 * len(lines) and len(lines) >= 10:
+        # beside a line of the other column: within a line's height (the columns' baselines need not align)
+        side_by_side = sum(any(abs(line.top - other.top) < max(line.top - line.bottom, 2) for other in right) for line in left)
         if side_by_side >= 0.3 * len(left):
             spanning = [line for line in lines if line not in left and line not in right]
             first_column_top = max((line.top for line in left + right), default=0)
             above = [line for line in spanning if line.top >= first_column_top]
             below = [line for line in spanning if line.top < first_column_top]
             by_top = lambda group: sorted(group, key=lambda line: -line.top)  # noqa: E731
-            return by_top(above) + by_top(left) + by_top(right) + by_top(below)
-    return ordered
+            return [(by_top(above), False), (by_top(left), True), (by_top(right), True), (by_top(below), False)]
+    return [(ordered, False)]
+
+
+def _set_column_edges(columns: list[tuple[list[Line], bool]], page_width: float) -> None:
+    """Give each line the right edge of its column's text (``Line.column_right``): a line that ends well short of it
+    ends a paragraph. Each of two columns side by side has its own, and so has a block of six lines or more that spans
+    them (a paper's abstract, set narrower); shorter ones, the page's."""
+    page_right = _column_right([line for group, _ in columns for line in group if line.kind == "text"], page_width)
+    for group, side in columns:
+        text_lines = [line for line in group if line.kind == "text"]
+        right = _column_right(text_lines, page_width) if side or (len(columns) > 1 and len(text_lines) >= 6) else page_right
+        for line in group:
+            line.column_right = right
 
 
 def _title_page_title(pages: list[_Page], body_size: float) -> str | None:
@@ -402,7 +447,7 @@ def _is_code(line: Line) -> bool:
     return line.mono and line.kind == "text"
 
 
-def _page_blocks(lines: list[Line], *, body_size: float, column_right: float, hyphenated: set[str], full_text: str) -> list[tuple[str, str, int]]:
+def _page_blocks(lines: list[Line], *, body_size: float, hyphenated: set[str], full_text: str) -> list[tuple[str, str, int]]:
     """(kind, Markdown, heading level) blocks of one page's lines in reading order."""
     blocks: list[tuple[str, str, int]] = []
     paragraph: list[Line] = []
@@ -443,7 +488,7 @@ def _page_blocks(lines: list[Line], *, body_size: float, column_right: float, hy
             continue
         close_code()
         starts = (not paragraph or previous is None or line.set_apart
-                  or _starts_paragraph(previous, line, pitch=pitch, column_right=column_right, body_size=body_size))
+                  or _starts_paragraph(previous, line, pitch=pitch, body_size=body_size))
         if paragraph and starts:
             close_paragraph()
         if line.label and starts:  # a run-in label is a line of its own, as an HTML definition's term is
@@ -480,21 +525,25 @@ def _goes_on_the_line(previous: Line, line: Line) -> bool:
     return -1 <= line.x0 - previous.x1 <= 2 * previous.char_width and line.bottom < previous.top and previous.bottom < line.top
 
 
-def _starts_paragraph(previous: Line, line: Line, *, pitch: float, column_right: float, body_size: float) -> bool:
+def _starts_paragraph(previous: Line, line: Line, *, pitch: float, body_size: float) -> bool:
     """Whether line opens a new paragraph after previous."""
     if previous.kind != "text":
         return True
     if _goes_on_the_line(previous, line):
         return False
     gap = previous.bottom - line.bottom
-    if gap > pitch * 1.4 or gap < -body_size:  # a wider gap, or a jump up (a new column)
+    if gap > pitch * 1.4:
         return True
+    if gap < -body_size:  # a jump up: the next column, where a paragraph goes on if its last line ran full mid-sentence
+        full = previous.column_right - previous.x1 <= 2 * previous.char_width
+        if not full or _TERMINAL.search(previous.text) or line.x0 <= previous.x0:
+            return True
     if _BULLET.match(line.text) and not _continues_with_a_dash(previous, line):
         return True
     if abs(line.size - previous.size) > 1:
         return True
     next_word = line.words[0] if line.words else ""
-    room = column_right - previous.x1
+    room = previous.column_right - previous.x1
     char_width = previous.char_width
     if room > (len(next_word) + 2) * char_width and not previous.text.endswith("-"):
         return True  # the next line's first word would have fitted: the line was ended on purpose
@@ -508,21 +557,41 @@ _OPEN_URL = re.compile(r"\b(?:https?|ftp)://\S*[./#?=&-]$")
 def _join_lines(lines: list[Line], *, hyphenated: set[str], full_text: str) -> str:
     text = lines[0].text
     for line in lines[1:]:
-        if _OPEN_URL.search(text):
-            text = f"{text}{line.text}"  # an address broken at a line end
-            continue
-        match = re.search(r"([^\W\d_]+)-$", text)
-        first = re.match(r"([^\W\d_]+)", line.text)
-        if match and first and line.text[:1].islower():
-            joined = f"{match.group(1)}{first.group(1)}".lower()
-            hyphened = f"{match.group(1)}-{first.group(1)}".lower()
-            if hyphened in hyphenated and joined not in full_text:
-                text = f"{text}{line.text}"
-            else:
-                text = f"{text[:-1]}{line.text}"
-        else:
-            text = f"{text} {line.text}"
+        text = _joined(text, line.text, hyphenated=hyphenated, full_text=full_text)
     return text
+
+
+def _joined(text: str, after: str, *, hyphenated: set[str], full_text: str) -> str:
+    """A paragraph's text and its next line as one: an address broken at a line end goes on without a space; a word
+    hyphenated across the break is joined, unless the document writes it with a hyphen and never without."""
+    if _OPEN_URL.search(text):
+        return f"{text}{after}"
+    match = re.search(r"([^\W\d_]+)-$", text)
+    first = re.match(r"([^\W\d_]+)", after)
+    if match and first and after[:1].islower():
+        joined = f"{match.group(1)}{first.group(1)}".lower()
+        hyphened = f"{match.group(1)}-{first.group(1)}".lower()
+        if hyphened in hyphenated and joined not in full_text:
+            return f"{text}{after}"
+        return f"{text[:-1]}{after}"
+    return f"{text} {after}"
+
+
+def _join_across_pages(rendered: list[tuple[tuple[str, str, int], ...]], *, hyphenated: set[str], full_text: str) -> list[tuple[tuple[str, str, int], ...]]:
+    """A paragraph that a page break cuts mid-sentence is one paragraph, on the page where it starts: the page's last
+    block is a paragraph or list item that ends without a sentence's end, and the next page's first (past outline
+    entries) is a paragraph that goes on in lower case ("... the standard deviation of the" / "residuals, ...")."""
+    pages = [list(blocks) for blocks in rendered]
+    for before, after in zip(pages, pages[1:]):
+        if not before or before[-1][0] not in ("text", "item") or _TERMINAL.search(before[-1][1]) or before[-1][1].endswith("**"):
+            continue
+        index = next((position for position, block in enumerate(after) if block[0] != "section"), None)
+        if index is None or after[index][0] != "text" or not after[index][1][:1].islower():
+            continue
+        kind, text, level = before[-1]
+        before[-1] = (kind, _joined(text, after[index][1], hyphenated=hyphenated, full_text=full_text), level)
+        del after[index]
+    return [tuple(blocks) for blocks in pages]
 
 
 # -- OCR ------------------------------------------------------------------------------------
@@ -618,12 +687,13 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
         if index in ocr_texts:
             rendered.append(tuple(("text", paragraph, 0) for paragraph in re.split(r"\n\s*\n", ocr_texts[index]) if paragraph.strip()))
             continue
-        ordered = _reading_order(page)
-        text_lines = [line for line in ordered if line.kind == "text"]
-        column_right = _column_right(text_lines, page.width)
+        columns = _columns(page)
+        _set_column_edges(columns, page.width)
+        ordered = [line for group, _ in columns for line in group]
         sections = [("section", title, min(depth, 6)) for page_index, depth, title in outline
                     if page_index == index and (index, _normalised_title(title)) not in found_in_text]
-        rendered.append(tuple(sections + _page_blocks(ordered, body_size=body_size, column_right=column_right, hyphenated=hyphenated, full_text=full_text)))
+        rendered.append(tuple(sections + _page_blocks(ordered, body_size=body_size, hyphenated=hyphenated, full_text=full_text)))
+    rendered = _join_across_pages(rendered, hyphenated=hyphenated, full_text=full_text)
     first_heading = next((text.lstrip("# ") for blocks in rendered for kind, text, level in blocks if kind == "heading" and level == 1), None)
     if any(kind != "section" for blocks in rendered for kind, _, _ in blocks) is False:
         raise IngestError(path, "has no text left once its page furniture is set aside (contents, index, running heads)", "Check that it is the document you meant, or remove it from sources/")
