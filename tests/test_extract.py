@@ -488,14 +488,13 @@ def test_a_pdf_paragraph_cut_by_a_page_break_is_one_paragraph_on_the_page_it_sta
     assert pages[2] == ["the log file is never emptied by the program itself."]
 
 
-def _pdf_scaled_by_its_text_matrix(lines: list[tuple[int, int, str]]) -> bytes:
+def _pdf_scaled_by_its_text_matrix(lines: list[tuple[int, int, str]], *, font: bytes = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>") -> bytes:
     """A one-page PDF whose text is set as some writers set it: every font at size 1, scaled by the text matrix.
-    lines: (size, baseline, text)."""
+    lines: (size, baseline, text), the text as a PDF string's contents."""
     stream = "".join(f"BT /F1 1 Tf {size} 0 0 {size} 72 {y} Tm ({text}) Tj ET\n" for size, y, text in lines).encode("latin-1")
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream",
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream", font]
     data, offsets = b"%PDF-1.4\n", []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(data))
@@ -518,6 +517,20 @@ def test_a_pdf_whose_fonts_are_set_at_size_1_and_scaled_reads_as_printed(tmp_pat
                       "Limescale builds up inside a kettle wherever the water is hard, and it is taken off by boiling a mixture of "
                       "water and vinegar in it for an hour, then by pouring the mixture out while it is still warm from the boiling.",  # one paragraph, not a line each
                       "Rinse the kettle twice before you use it again."]  # control: a wider gap still parts paragraphs
+
+
+def test_a_pdf_bullet_whose_glyph_maps_to_no_character_still_makes_a_list_item(tmp_path):
+    # A symbol font's bullet with no Unicode mapping: PDFium gives its code, 0x88, as LaTeX's bullet often comes out.
+    unmapped = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding << /Type /Encoding /Differences [136 /g136] >> >>"
+    path = tmp_path / "bullets.pdf"
+    path.write_bytes(_pdf_scaled_by_its_text_matrix([
+        (10, 700, "The kettle has two settings:"),
+        (10, 680, "\\210 a low one keeps the water warm;"),
+        (10, 660, "\\210 a high one boils it quickly."),
+        (10, 600, "\\210a"),  # control: a code with no space after it starts no item
+    ], font=unmapped))
+    blocks = [block.text for page in read(path).pages for block in page.blocks]
+    assert blocks == ["The kettle has two settings:", "- a low one keeps the water warm;", "- a high one boils it quickly.", "\x88a"]
 
 
 def test_a_pdf_ellipsis_in_a_sentence_stays_and_a_contents_line_goes(tmp_path):

@@ -55,7 +55,9 @@ _PAGE_NUMBER_AT_END = re.compile(rf"(?:^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d
 _DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{0,4}\s*$|(?:\s\.){4,}|(?:\s\.){3}\s+\d{1,4}\s*$")
 _ENDS_IN_PAGE = re.compile(r"(?<![\d.,])(\d{1,4})$")
 _INDEX_ENTRY = re.compile(r",\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?)*$")
-_BULLET = re.compile(r"^(?:[•◦▪‣∙●○■□–—*·-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
+# A list's bullet: a bullet sign, a dash, a number or letter with a stop; or a glyph the PDF maps to no printable
+# character (a C1 control, a private-use code point, U+FFFD), as a symbol font's bullet often is.
+_BULLET = re.compile(r"^(?:[•◦▪‣∙●○■□–—*·\x80-\x9f\ue000-\uf8ff\ufffd-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+")
 _TERMINAL = re.compile(r"[.!?:;][\"'”’)\]]*$")
 
 
