@@ -152,6 +152,57 @@ def test_corrupt_docx_is_refused_with_the_fix(tmp_path):
     assert "re-save" in str(caught.value)
 
 
+def test_docx_with_a_hyperlink_to_a_bookmark_is_read(tmp_path):
+    # LibreOffice and Word write a link to a bookmark as a relationship to "#name" without TargetMode="External";
+    # python-docx opens it as a part and fails.
+    import io
+    import zipfile
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("The kettle switches itself off when the water boils.")
+    saved = io.BytesIO()
+    document.save(saved)
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(saved.getvalue())) as original, zipfile.ZipFile(out, "w") as rewritten:
+        for info in original.infolist():
+            data = original.read(info.filename)
+            if info.filename == "word/_rels/document.xml.rels":
+                data = data.replace(b"</Relationships>", b'<Relationship Id="rId99" Type="http://schemas.openxmlformats.org/officeDocument/'
+                                                          b'2006/relationships/hyperlink" Target="#page-header"/></Relationships>')
+            rewritten.writestr(info, data)
+    path = tmp_path / "anchored.docx"
+    path.write_bytes(out.getvalue())
+    assert "The kettle switches itself off when the water boils." in read(path).pages[0].text
+    assert b'Target="#page-header"/>' in zipfile.ZipFile(path).read("word/_rels/document.xml.rels")  # the file itself is left as it was
+
+
+def test_docx_code_in_a_fixed_pitch_font_is_one_code_block_and_numbered_paragraphs_are_items(tmp_path):
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    document.add_paragraph("Run the tool with two options:")
+    for line in ["tool --verbose \\", "     --output report.txt"]:
+        document.add_paragraph().add_run(line).font.name = "Courier New"
+    document.add_paragraph("It writes the report and stops.")  # control: prose in the body font
+    numbered = document.add_paragraph("Check the report for warnings.")
+    properties = numbered._p.get_or_add_pPr()
+    numbering = OxmlElement("w:numPr")
+    for tag, value in (("w:ilvl", "0"), ("w:numId", "1")):
+        element = OxmlElement(tag)
+        element.set(qn("w:val"), value)
+        numbering.append(element)
+    properties.append(numbering)
+    path = tmp_path / "code.docx"
+    document.save(str(path))
+    blocks = [block.text for page in read(path).pages for block in page.blocks]
+    assert blocks == ["Run the tool with two options:", "```\ntool --verbose \\\n     --output report.txt\n```",
+                      "It writes the report and stops.", "- Check the report for warnings."]
+
+
 # -- plain text and encodings ------------------------------------------------
 
 

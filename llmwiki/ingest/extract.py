@@ -24,14 +24,14 @@ from markdown_it import MarkdownIt
 
 from llmwiki.errors import IngestError, UnsupportedFileError
 from llmwiki.ingest.html import html_content
-from llmwiki.ingest.pdf import pdf_content
+from llmwiki.ingest.pdf import FIXED_PITCH_NAME, pdf_content
 from llmwiki.pages import read_frontmatter
 from llmwiki.records import Block, Extraction, PageText
 from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 4, "text": 3, "html": 5, "pdf": 8, "docx": 4}
+EXTRACTOR_VERSIONS = {"markdown": 4, "text": 3, "html": 5, "pdf": 8, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -280,7 +280,56 @@ def _docx_heading_level(style_name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _docx_package(data: bytes) -> bytes:
+    """The DOCX with each relationship that points at no part of the package marked external: a hyperlink to a
+    bookmark ("#_top", "#page-header") or to nothing ("NULL"), as LibreOffice and Word write some, which python-docx
+    would open as a part and fail on (its issues 797, 902, 1351). The package as it is where there is none."""
+    import io
+    import posixpath
+    from xml.etree import ElementTree
+
+    namespace = "http://schemas.openxmlformats.org/package/2006/relationships"
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        names = set(package.namelist())
+        fixed: dict[str, bytes] = {}
+        for name in sorted(name for name in names if name.endswith(".rels")):
+            tree = ElementTree.fromstring(package.read(name))
+            source = posixpath.dirname(posixpath.dirname(name))  # word/_rels/document.xml.rels: word
+            dangling = []
+            for relationship in tree.iter(f"{{{namespace}}}Relationship"):
+                target = relationship.get("Target", "")
+                part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(source, target))
+                if relationship.get("TargetMode") != "External" and part not in names:
+                    dangling.append(relationship)
+            for relationship in dangling:
+                relationship.set("TargetMode", "External")
+            if dangling:
+                ElementTree.register_namespace("", namespace)
+                fixed[name] = ElementTree.tostring(tree, xml_declaration=True, encoding="UTF-8")
+        if not fixed:
+            return data
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
+            for info in package.infolist():
+                rewritten.writestr(info, fixed.get(info.filename) or package.read(info.filename))
+        return out.getvalue()
+
+
+def _docx_fixed_pitch(paragraph) -> bool:
+    """Whether a paragraph is set in a fixed-pitch font, by its runs' fonts or else its style's: a DOCX's code (Word's
+    "HTML Preformatted", LibreOffice's "Preformatted Text", any style set in Courier or Consolas)."""
+    style_font = None
+    style = paragraph.style
+    while style is not None and style_font is None:
+        style_font = style.font.name
+        style = style.base_style
+    fonts = {run.font.name or style_font for run in paragraph.runs if run.text.strip()} or {style_font}
+    return None not in fonts and all(FIXED_PITCH_NAME.search(font) for font in fonts)
+
+
 def extract_docx(data: bytes, path: Path) -> Extraction:
+    """A DOCX's paragraphs: headings by their style (breadcrumbs), list items by their style or numbering, code by its
+    fixed-pitch font (consecutive lines one fenced block), tables as Markdown tables."""
     import io
 
     import docx
@@ -288,15 +337,23 @@ def extract_docx(data: bytes, path: Path) -> Extraction:
     from docx.table import Table
 
     try:
-        document = docx.Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(_docx_package(data)))
         items = list(document.iter_inner_content())
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as err:
         raise IngestError(path, f"is not a readable DOCX ({type(err).__name__}: {err})", "Open and re-save it in Word or LibreOffice as .docx, then ingest it again") from err
     builder = _PageBuilder()
     breadcrumb = _Breadcrumb()
     first_heading = None
+    code: list[str] = []
+
+    def close_code() -> None:
+        if code:
+            builder.add("```\n" + "\n".join(code).replace("```", "'''") + "\n```", breadcrumb.current)
+            code.clear()
+
     for item in items:
         if isinstance(item, Table):
+            close_code()
             rows = ["| " + " | ".join(" ".join(cell.text.split()).replace("|", "\\|") for cell in row.cells) + " |" for row in item.rows]
             if rows:
                 rows.insert(1, "|" + " --- |" * len(item.rows[0].cells))
@@ -305,13 +362,19 @@ def extract_docx(data: bytes, path: Path) -> Extraction:
         style = item.style.name if item.style is not None else ""
         level = _docx_heading_level(style)
         text = " ".join(item.text.split())
+        if level is None and text and _docx_fixed_pitch(item):
+            code.append(item.text.rstrip())
+            continue
+        close_code()
+        numbered = item._p.pPr is not None and item._p.pPr.numPr is not None  # a list item by its numbering
         if level is not None and text:
             first_heading = first_heading or text
             builder.add(f"{'#' * level} {text}", breadcrumb.enter(level, text), is_heading=True)
-        elif text and style.startswith("List"):
+        elif text and (style.startswith("List") or numbered):
             builder.add(f"{'1.' if 'Number' in style else '-'} {text}", breadcrumb.current)
         else:
             builder.add(item.text, breadcrumb.current)
+    close_code()
     title = document.core_properties.title or first_heading
     return Extraction(parser=f"docx {EXTRACTOR_VERSIONS['docx']}", pages=(builder.page(1),), title=title)
 

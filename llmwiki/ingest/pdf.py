@@ -45,7 +45,8 @@ from llmwiki.errors import IngestError
 from llmwiki.records import Dropped
 
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", "\u00ad": "-", "\x02": "-", "\ufffe": ""})  # U+FFFE: PDFium joined a word hyphenated across lines
-_MONO_NAME = re.compile(r"mono|courier|consol|menlo|inconsolata|typewriter|[a-z]tt\d|sfmono|code", re.IGNORECASE)
+# A fixed-pitch font by its name (a PDF font here, a DOCX font in ``extract``): what code is set in.
+FIXED_PITCH_NAME = re.compile(r"mono|courier|consol|menlo|inconsolata|typewriter|[a-z]tt\d|sfmono|code", re.IGNORECASE)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|cmbx|cmb\d", re.IGNORECASE)
 _NUMBER = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
 _PAGE_NUMBER_ONLY = re.compile(rf"^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?$", re.IGNORECASE)
@@ -141,7 +142,7 @@ class _Fonts:
         found = self.cache.get(key)
         if found is None:
             weight = raw.FPDFText_GetFontWeight(textpage, index)
-            mono = bool(flags.value & 1) or bool(_MONO_NAME.search(name))
+            mono = bool(flags.value & 1) or bool(FIXED_PITCH_NAME.search(name))
             bold = weight >= 600 or bool(flags.value & 262144) or bool(_BOLD_NAME.search(name))
             found = self.cache[key] = (mono, bold)
         return found
