@@ -10,16 +10,19 @@ lines with their position, size and font; the rest is read from the layout, neve
   after commas, for an index), and any line with a dot leader (four dots or more, or three spaced ones before a
   page number; not an ellipsis set as ". . ." in a sentence), are kept out of the text.
 - **Headings**: the PDF's outline titles where a line of their page says them; else a line set larger
-  than the body text (its level from the size), or a short line all in bold. A heading is written ``#``.
+  than the body text (its level from the size, as printed: scaled by the text matrix, where some writers set
+  every font at size 1), or a short line all in bold. A heading is written ``#``.
 - **Run-in labels**: a paragraph that opens with one to five words in bold and goes on in another weight ("GENERATE_XML
   If the tag is set ...", "Warning: When ..."), or with one to three words in a fixed-pitch font set apart by a gap of
   an em or more (a table of terms: "-o      Restricts the values ..."), has its label on a line of its own, in bold,
   as an HTML definition's term is: a description list's term or a run-in heading is no part of the sentence after it.
 - **Code**: lines set in a fixed-pitch font become a fenced code block, indentation kept.
 - **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
-  first line, at a bullet, or after a line that ends short of its column where the next line's first word
+  first line, at a bullet (a bullet sign, or a glyph the PDF maps to no character: a symbol font's bullet often
+  is), or after a line that ends short of its column where the next line's first word
   would have fitted. A word hyphenated across a line break is joined, unless the document itself writes
-  it with a hyphen elsewhere (PDFium reads such a line and the next as one; they are split again first).
+  it with a hyphen elsewhere (PDFium reads such a line and the next as one; they are split again first). A
+  paragraph that a page break cuts mid-sentence is one paragraph, on the page where it starts.
 - **Two columns**: where a page's lines fall in two columns side by side (their baselines need not align; what
   spans both, a paper's title and abstract, is read before them), the left is read first, each column's lines
   are measured against its own right edge, and a paragraph whose last line runs full mid-sentence at a
