@@ -152,6 +152,31 @@ def test_corrupt_docx_is_refused_with_the_fix(tmp_path):
     assert "re-save" in str(caught.value)
 
 
+@pytest.mark.parametrize("damaged", ["word/document.xml", "word/_rels/document.xml.rels", "[Content_Types].xml"])
+def test_docx_with_damaged_xml_is_refused_with_the_fix(tmp_path, damaged):
+    import io
+    import zipfile
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("The kettle switches itself off when the water boils.")
+    saved = io.BytesIO()
+    document.save(saved)
+    intact, cut = tmp_path / "intact.docx", tmp_path / "cut.docx"
+    intact.write_bytes(saved.getvalue())
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(saved.getvalue())) as original, zipfile.ZipFile(out, "w") as rewritten:
+        for info in original.infolist():
+            data = original.read(info.filename)
+            rewritten.writestr(info, data[: len(data) // 2] if info.filename == damaged else data)
+    cut.write_bytes(out.getvalue())
+    assert "The kettle switches itself off" in read(intact).pages[0].text  # control
+    with pytest.raises(IngestError, match="not a readable DOCX") as caught:
+        read(cut)
+    assert "cut.docx" in str(caught.value) and "re-save" in str(caught.value)
+
+
 def test_docx_with_a_hyperlink_to_a_bookmark_is_read(tmp_path):
     # LibreOffice and Word write a link to a bookmark as a relationship to "#name" without TargetMode="External";
     # python-docx opens it as a part and fails.
