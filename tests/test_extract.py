@@ -152,7 +152,7 @@ def test_corrupt_docx_is_refused_with_the_fix(tmp_path):
     assert "re-save" in str(caught.value)
 
 
-@pytest.mark.parametrize("damaged", ["word/document.xml", "word/_rels/document.xml.rels", "[Content_Types].xml"])
+@pytest.mark.parametrize("damaged", ["word/document.xml", "word/_rels/document.xml.rels", "[Content_Types].xml", "compressed"])
 def test_docx_with_damaged_xml_is_refused_with_the_fix(tmp_path, damaged):
     import io
     import zipfile
@@ -171,6 +171,12 @@ def test_docx_with_damaged_xml_is_refused_with_the_fix(tmp_path, damaged):
             data = original.read(info.filename)
             rewritten.writestr(info, data[: len(data) // 2] if info.filename == damaged else data)
     cut.write_bytes(out.getvalue())
+    if damaged == "compressed":  # the deflated bytes of the document part overwritten: zlib cannot inflate them
+        data = bytearray(saved.getvalue())
+        info = zipfile.ZipFile(io.BytesIO(saved.getvalue())).getinfo("word/document.xml")
+        start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+        data[start + 5:start + 25] = b"\xff" * 20
+        cut.write_bytes(bytes(data))
     assert "The kettle switches itself off" in read(intact).pages[0].text  # control
     with pytest.raises(IngestError, match="not a readable DOCX") as caught:
         read(cut)
@@ -607,6 +613,33 @@ def test_a_pdf_bullet_whose_glyph_maps_to_no_character_still_makes_a_list_item(t
     ], font=unmapped))
     blocks = [block.text for page in read(path).pages for block in page.blocks]
     assert blocks == ["The kettle has two settings:", "- a low one keeps the water warm;", "- a high one boils it quickly.", "\x88a"]
+
+
+def _pdf_of_objects(objects: list[bytes]) -> bytes:
+    data, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(data))
+        data += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(data)
+    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return data + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_a_pdf_with_a_damaged_page_keeps_the_others_and_says_so(tmp_path):
+    stream = b"BT /F1 11 Tf 72 700 Td (The kettle switches itself off when the water boils.) Tj ET"
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>"
+    common = [b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    one_damaged, all_damaged = tmp_path / "one.pdf", tmp_path / "all.pdf"
+    one_damaged.write_bytes(_pdf_of_objects([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R 6 0 R] /Count 2 >>", page,
+                                             *common, b"(not a page)"]))
+    all_damaged.write_bytes(_pdf_of_objects([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>", page,
+                                             *common, b"(not a page)"]))
+    document = read(one_damaged)
+    assert document.pages[0].text == "The kettle switches itself off when the water boils."
+    assert any("1 damaged page(s)" in note and "(2)" in note for note in document.notes)
+    with pytest.raises(IngestError, match="damaged PDF") as caught:
+        read(all_damaged)
+    assert "all.pdf" in str(caught.value) and "Re-export" in str(caught.value)
 
 
 def test_a_pdf_ellipsis_in_a_sentence_stays_and_a_contents_line_goes(tmp_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -339,7 +340,7 @@ def extract_docx(data: bytes, path: Path) -> Extraction:
     try:
         document = docx.Document(io.BytesIO(_docx_package(data)))
         items = list(document.iter_inner_content())
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, SyntaxError) as err:  # SyntaxError: its XML, cut or damaged
+    except (PackageNotFoundError, zipfile.BadZipFile, zlib.error, EOFError, KeyError, ValueError, SyntaxError) as err:  # damaged zip data, cut or damaged XML
         raise IngestError(path, f"is not a readable DOCX ({type(err).__name__}: {err})", "Open and re-save it in Word or LibreOffice as .docx, then ingest it again") from err
     builder = _PageBuilder()
     breadcrumb = _Breadcrumb()

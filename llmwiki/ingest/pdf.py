@@ -643,8 +643,14 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
         pages: list[_Page] = []
         ocr_texts: dict[int, str] = {}
         missing_ocr = False
+        damaged: list[int] = []
         for index in range(page_count):
-            page = document[index]
+            try:
+                page = document[index]
+            except pdfium.PdfiumError:  # a page object the file's damage left unreadable: the others may still be read
+                damaged.append(index + 1)
+                pages.append(_Page(number=index + 1, width=612.0, height=792.0))
+                continue
             width, height = page.get_size()
             lines = _page_lines(page, raw, fonts)
             if not lines and _has_images(page, raw):
@@ -659,6 +665,8 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
         metadata_title = (document.get_metadata_value("Title") or "").strip() or None
     finally:
         document.close()
+    if len(damaged) == page_count:
+        raise IngestError(path, f"is a damaged PDF: none of its {page_count} page(s) can be read", fix)
     if missing_ocr and not any(page.lines for page in pages):
         raise IngestError(path, "has no text layer (a scanned PDF)", "Install tesseract-ocr (apt-get install tesseract-ocr) to read scanned PDFs, or run ocrmypdf on it and ingest the result")
     if not any(page.lines for page in pages) and not any(text.strip() for text in ocr_texts.values()):
@@ -705,6 +713,9 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
         raise IngestError(path, "has no text left once its page furniture is set aside (contents, index, running heads)", "Check that it is the document you meant, or remove it from sources/")
     title = metadata_title or _title_page_title(pages, body_size) or first_heading
     notes = (f"{len(ocr_texts)} page(s) read by OCR (tesseract)",) if ocr_texts else ()
+    if damaged:
+        notes += (f"{len(damaged)} damaged page(s) could not be read and were left out ({', '.join(map(str, damaged[:10]))}"
+                  f"{', ...' if len(damaged) > 10 else ''}): re-export or re-download the PDF to read them",)
     if missing_ocr:
         notes += ("some pages have no text layer and were left out: install tesseract-ocr to read them",)
     return PdfContent(pages=tuple(rendered), title=title, dropped=tuple(dropped), notes=notes, ocr_pages=len(ocr_texts))
