@@ -340,7 +340,9 @@ def extract_docx(data: bytes, path: Path) -> Extraction:
     try:
         document = docx.Document(io.BytesIO(_docx_package(data)))
         items = list(document.iter_inner_content())
-    except (PackageNotFoundError, zipfile.BadZipFile, zlib.error, EOFError, KeyError, ValueError, SyntaxError) as err:  # damaged zip data, cut or damaged XML
+    # Damaged zip data (zlib.error, EOFError), a zip feature this Python lacks (NotImplementedError) or an encrypted
+    # member (RuntimeError), cut or damaged XML (SyntaxError): each a DOCX that cannot be read as it is.
+    except (PackageNotFoundError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, KeyError, ValueError, SyntaxError) as err:
         raise IngestError(path, f"is not a readable DOCX ({type(err).__name__}: {err})", "Open and re-save it in Word or LibreOffice as .docx, then ingest it again") from err
     builder = _PageBuilder()
     breadcrumb = _Breadcrumb()
