@@ -652,6 +652,34 @@ def test_a_pdf_with_a_damaged_page_keeps_the_others_and_says_so(tmp_path):
     assert "all.pdf" in str(caught.value) and "Re-export" in str(caught.value)
 
 
+def test_a_two_page_pdf_loses_its_running_head_and_foot(tmp_path):
+    from fpdf import FPDF
+
+    def made(name: str, heads: list[str]) -> Path:
+        pdf = FPDF()
+        pdf.set_auto_page_break(False)  # the foot is set in the bottom margin
+        pdf.set_font("Helvetica", size=11)
+        for number, head in enumerate(heads, start=1):
+            pdf.add_page()
+            pdf.cell(0, 6, head, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(10)
+            for _ in range(3):
+                pdf.multi_cell(0, 6, "An electric kettle heats water with a coiled element in its base. It switches itself off when the water boils.",
+                               new_x="LMARGIN", new_y="NEXT")
+            pdf.set_y(-20)
+            pdf.cell(0, 6, f"Service note, page {number}")
+        path = tmp_path / name
+        pdf.output(str(path))
+        return path
+
+    two = read(made("two.pdf", ["Kettle Maker: service note 12", "Kettle Maker: service note 12"]))
+    text = "\n".join(page.text for page in two.pages)
+    assert "Kettle Maker: service note 12" not in text and "Service note, page" not in text
+    assert sorted(item.reason for item in two.dropped) == ["running head or foot"] * 4
+    one = read(made("one.pdf", ["Kettle Maker: service note 12"]))  # control: one page, nothing recurs
+    assert "Kettle Maker: service note 12" in one.pages[0].text and "Service note, page 1" in one.pages[0].text
+
+
 def test_a_pdf_ellipsis_in_a_sentence_stays_and_a_contents_line_goes(tmp_path):
     from fpdf import FPDF
 

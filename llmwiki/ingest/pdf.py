@@ -4,7 +4,7 @@ A PDF holds positioned lines, not paragraphs. PDFium (pypdfium2: fast, and a per
 lines with their position, size and font; the rest is read from the layout, never from one manual's look:
 
 - **Page furniture**: a page's top and bottom lines that, with their page number taken off, recur at the
-  top or bottom of three pages or more are running heads and feet; a line there that is only a page number
+  top or bottom of three pages or more (of both pages of a two-page document) are running heads and feet; a line there that is only a page number
   ("12", "iv", "Page 3 of 10") goes too.
 - **Contents and index pages**: a page whose lines mostly end in a page number (rising, for contents;
   after commas, for an index), and any line with a dot leader (four dots or more, or three spaced ones before a
@@ -333,7 +333,8 @@ def _drop_furniture(pages: list[_Page], dropped: list[Dropped]) -> None:
             key = _furniture_key(line.text)
             if _PAGE_NUMBER_ONLY.match(line.text.strip()) or not key:
                 reason = "page number"
-            elif len(line.words) <= 15 and (recurring[key] >= 3 or (offset is not None and _edge_number(line.text) == page_index + offset)):
+            # A running head recurs on three pages, or on both pages of a two-page document.
+            elif len(line.words) <= 15 and (recurring[key] >= min(3, len(pages)) > 1 or (offset is not None and _edge_number(line.text) == page_index + offset)):
                 reason = "running head or foot"
             else:
                 continue
