@@ -584,16 +584,9 @@ def _pdf_scaled_by_its_text_matrix(lines: list[tuple[int, int, str]], *, font: b
     """A one-page PDF whose text is set as some writers set it: every font at size 1, scaled by the text matrix.
     lines: (size, baseline, text), the text as a PDF string's contents."""
     stream = "".join(f"BT /F1 1 Tf {size} 0 0 {size} 72 {y} Tm ({text}) Tj ET\n" for size, y, text in lines).encode("latin-1")
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream", font]
-    data, offsets = b"%PDF-1.4\n", []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(data))
-        data += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(data)
-    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    return data + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return _pdf_of_objects([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+                            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream", font])
 
 
 def test_a_pdf_whose_fonts_are_set_at_size_1_and_scaled_reads_as_printed(tmp_path):
@@ -626,6 +619,7 @@ def test_a_pdf_bullet_whose_glyph_maps_to_no_character_still_makes_a_list_item(t
 
 
 def _pdf_of_objects(objects: list[bytes]) -> bytes:
+    """A PDF of these objects, numbered from 1 (the first the catalog), with its cross-reference table."""
     data, offsets = b"%PDF-1.4\n", []
     for number, body in enumerate(objects, start=1):
         offsets.append(len(data))
