@@ -14,14 +14,16 @@
 #     sigplan, REVTeX (APS, AIP), AGU, ASME, IEEEtran, OUP
 # Needs apt-get and dpkg-deb; no root.
 set -eu
-MORE=0
-if [ "${1:-}" = "--more" ]; then MORE=1; shift; fi
-if [ "${1:-}" = "--papers" ]; then MORE=2; shift; fi
-if [ $MORE = 1 ]; then DIR=${1:-/tmp/llmwiki-moredocs}; elif [ $MORE = 2 ]; then DIR=${1:-/tmp/llmwiki-papers}; else DIR=${1:-/tmp/llmwiki-otherdocs}; fi
+case "${1:-}" in
+  --more) SET=more; DEFAULT=/tmp/llmwiki-moredocs; shift ;;
+  --papers) SET=papers; DEFAULT=/tmp/llmwiki-papers; shift ;;
+  *) SET=other; DEFAULT=/tmp/llmwiki-otherdocs ;;
+esac
+DIR=${1:-$DEFAULT}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
-if [ $MORE = 2 ]; then
+if [ $SET = papers ]; then
   apt-get download texlive-publishers-doc >/dev/null 2>&1
   dpkg-deb -x texlive-publishers-doc_*.deb x
   rm -rf "$DIR" && mkdir -p "$DIR"
@@ -29,7 +31,7 @@ if [ $MORE = 2 ]; then
   cp $T/acmart/samples/sample-sigconf.pdf $T/acmart/samples/sample-sigplan.pdf $T/revtex4-1/sample/aps/apssamp.pdf \
      $T/revtex/sample/aip/aipsamp.pdf $T/aguplus/aguplus.pdf $T/asmeconf/examples/asmeconf-fontspec.pdf \
      $T/ieeetran/testflow_ctl_A4.pdf $T/oup-authoring-template/oup-authoring-template.pdf "$DIR/"
-elif [ $MORE = 1 ]; then
+elif [ $SET = more ]; then
   apt-get download debian-reference-en maint-guide gettext-doc libgtk-3-doc libcairo2-doc >/dev/null 2>&1
   for deb in *.deb; do dpkg-deb -x "$deb" x; done
   rm -rf "$DIR" && mkdir -p "$DIR/debref" "$DIR/maint" "$DIR/gettext" "$DIR/gtk3" "$DIR/cairo"

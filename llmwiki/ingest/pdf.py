@@ -396,8 +396,8 @@ def _set_column_edges(columns: list[tuple[list[Line], bool]], page_width: float)
     them (a paper's abstract, set narrower); shorter ones, the page's."""
     page_right = _column_right([line for group, _ in columns for line in group if line.kind == "text"], page_width)
     for group, side in columns:
-        text_lines = [line for line in group if line.kind == "text"]
-        right = _column_right(text_lines, page_width) if side or (len(columns) > 1 and len(text_lines) >= 6) else page_right
+        text_lines = [line for line in group if line.kind == "text"]  # a page in one column: one group, the page's edge
+        right = _column_right(text_lines, page_width) if side or len(text_lines) >= 6 else page_right
         for line in group:
             line.column_right = right
 
@@ -650,7 +650,7 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
                 page = document[index]
             except pdfium.PdfiumError:  # a page object the file's damage left unreadable: the others may still be read
                 damaged.append(index + 1)
-                pages.append(_Page(number=index + 1, width=612.0, height=792.0))
+                pages.append(_Page(number=index + 1, width=0.0, height=0.0))  # no lines: its size is never read
                 continue
             width, height = page.get_size()
             lines = _page_lines(page, raw, fonts)
