@@ -57,5 +57,9 @@ class IngestError(LlmwikiError):
         return f"{self.problem}. {self.fix}"
 
 
+class NotADocument(IngestError):
+    """The file holds no document of its own (a page that only redirects to another): skipped, not failed."""
+
+
 class UnsupportedFileError(IngestError):
     """The file's extension has no extractor."""

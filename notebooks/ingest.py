@@ -88,6 +88,7 @@ def _(report):
         _lines.append(f"Wiki: {len(_pages)} pages written, {len(_generation.deleted)} deleted" + (f", commit `{_generation.commit[:10]}`" if _generation.commit else ""))
         _lines += [f"- note: {note}" for note in _generation.notes]
     _lines += [f"- **{problem.action}**: {problem.reason}" for problem in report.problems]
+    _lines += [f"- skipped: {outcome.reason}" for outcome in report.outcomes if outcome.action == "skipped"][:5]
     mo.callout(mo.md("\n\n".join(_lines)), kind="warn" if report.problems else "success")
     return
 

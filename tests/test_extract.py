@@ -708,3 +708,22 @@ def test_html_a_contents_list_goes_however_much_of_a_short_page_it_is():
     prose = "<p>" + " ".join(f"Sentence {n} of the overview says something." for n in range(12)) + ' See <a href="a.html">a</a>.</p>'
     kept = html_content(f'<html><body><h2>Overview</h2><div class="toc">{prose}</div><p>One more line.</p></body></html>')
     assert "Sentence 7 of the overview says something." in kept.markdown
+
+
+def test_html_a_page_that_only_redirects_is_skipped_as_no_document():
+    # A documentation site leaves a stub at each moved page's old address (rustdoc, texinfo); the page it points to
+    # holds the content. Controls: a page that only reloads itself, and one with text of its own, are documents.
+    from llmwiki.errors import NotADocument
+
+    stub = ('<html><head><meta http-equiv="refresh" content="0;URL=../../kettle/struct.Lid.html"><title>Redirection</title></head>'
+            '<body><p>Redirecting to <a href="../../kettle/struct.Lid.html">../../kettle/struct.Lid.html</a>...</p></body></html>')
+    with pytest.raises(NotADocument, match=r"redirects to \.\./\.\./kettle/struct\.Lid\.html"):
+        extract(stub.encode(), Path("kettle/lid/struct.Lid.html"))
+    quoted = "<html><head><meta http-equiv='Refresh' content=\"2; url='Lids.html#Lid'\"></head><body><p>The node you are looking for is at Lids.</p></body></html>"
+    with pytest.raises(NotADocument, match="redirects to Lids.html#Lid"):
+        extract(quoted.encode(), Path("Lid.html"))
+    reloads = '<html><head><meta http-equiv="refresh" content="30"></head><body><p>The kettle boils a litre of water in three minutes.</p></body></html>'
+    assert "The kettle boils a litre of water" in " ".join(blocks_by_text(extract(reloads.encode(), Path("status.html"))))
+    prose = " ".join(f"Step {n} of descaling the kettle takes a few minutes with vinegar." for n in range(8))
+    moved = f'<html><head><meta http-equiv="refresh" content="10;url=new.html"></head><body><p>This page moves soon.</p><p>{prose}</p></body></html>'
+    assert "Step 7 of descaling" in " ".join(blocks_by_text(extract(moved.encode(), Path("old.html"))))

@@ -230,3 +230,21 @@ def test_an_upload_goes_into_sources_and_never_overwrites_other_content(workspac
         with pytest.raises(WorkspaceError, match="not a plain file name"):
             import_bytes(workspace, name, b"x")
     assert not (workspace.root / "escape.md").exists() and sorted(p.name for p in workspace.sources_dir.iterdir()) == ["notes.md"]
+
+
+def test_a_redirect_page_is_skipped_and_one_stored_before_keeps_its_content(workspace, count_tokens):
+    stub = '<html><head><meta http-equiv="refresh" content="0; url=kettle.html"></head><body><p>Moved to <a href="kettle.html">kettle.html</a>.</p></body></html>'
+    write(workspace, "kettle.html", "<html><body><h1>Kettle</h1><p>The kettle boils a litre of water in three minutes.</p></body></html>")
+    write(workspace, "old-kettle.html", stub)
+    report = ingest_paths(workspace, count_tokens=count_tokens)
+    actions = {outcome.path: outcome.action for outcome in report.outcomes}
+    assert actions == {"sources/kettle.html": "ingested", "sources/old-kettle.html": "skipped"}
+    assert report.problems == [] and "1 skipped" in report.summary()
+    assert workspace.store.document_by_path("sources/old-kettle.html") is None  # no document, no page
+    assert not any("old-kettle" in path.name for path in (workspace.root / "wiki").rglob("*.md"))
+    # A page stored before that now only redirects is marked failed, its stored content kept (nothing is lost).
+    path = workspace.sources_dir / "kettle.html"
+    path.write_text(stub.replace("kettle.html", "new-kettle.html"), encoding="utf-8")
+    outcome = ingest_file(workspace, path, count_tokens=count_tokens)
+    assert outcome.action == "failed" and "redirects to new-kettle.html" in outcome.reason
+    assert "boils a litre" in all_chunk_text(workspace, "sources/kettle.html")

@@ -23,7 +23,7 @@ from pathlib import Path
 import charset_normalizer
 from markdown_it import MarkdownIt
 
-from llmwiki.errors import IngestError, UnsupportedFileError
+from llmwiki.errors import IngestError, NotADocument, UnsupportedFileError
 from llmwiki.ingest.html import html_content
 from llmwiki.ingest.pdf import FIXED_PITCH_NAME, pdf_content
 from llmwiki.pages import read_frontmatter
@@ -32,7 +32,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 4, "text": 3, "html": 5, "pdf": 9, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 4, "text": 3, "html": 6, "pdf": 9, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -111,6 +111,10 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str]:
         raise IngestError(path, "is not text in any encoding that could be detected", "Re-save it as UTF-8")
     return clean_text(str(best)), best.encoding
 
+
+# A page whose refresh sends the reader on and that says fewer words than this itself is a redirect, not a document:
+# documentation sites leave one at every moved page's old address ("Redirecting to ../struct.Path.html...").
+REDIRECT_WORDS = 60
 
 # The most characters of code one fenced block holds (about 400 tokens of code: a chunk's budget is 512 by default).
 CODE_BLOCK_CHARACTERS = 800
@@ -249,6 +253,8 @@ def extract_html(data: bytes, path: Path) -> Extraction:
     content = html_content(text)
     builder = _PageBuilder()
     first_h1 = markdown_blocks(clean_text(content.markdown), builder)
+    if content.redirect and len(content.markdown.split()) < REDIRECT_WORDS:
+        raise NotADocument(path, f"is a page that redirects to {content.redirect}, not a document of its own", "It is skipped; ingest the page it points to")
     if not builder.blocks:
         raise IngestError(path, "has no main content (only navigation, links or page furniture)", "Check that it is the page you meant, or remove it from sources/")
     return Extraction(parser=f"html {EXTRACTOR_VERSIONS['html']} ({encoding})", pages=(builder.page(1),), title=content.title or first_h1, dropped=content.dropped)

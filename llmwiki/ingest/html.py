@@ -51,11 +51,25 @@ _BLOCKS = ("p", "ul", "ol", "dl", "table", "pre", "blockquote", "div", "section"
 
 @dataclass(frozen=True)
 class HtmlContent:
-    """A page's main content as Markdown, its title, and the furniture left out."""
+    """A page's main content as Markdown, its title, and the furniture left out; ``redirect``: the address a
+    ``<meta http-equiv="refresh">`` sends the reader on to, if any."""
 
     markdown: str
     title: str | None
     dropped: tuple[Dropped, ...]
+    redirect: str | None = None
+
+
+# <meta http-equiv="refresh" content="0; url=../other.html">: the delay, then the address (quoted or not).
+_REFRESH = re.compile(r"^\s*\d+(?:\.\d*)?\s*[;,]\s*(?:url\s*=\s*)?['\"]?([^'\"\s][^'\"]*)", re.IGNORECASE)
+
+
+def _redirect(soup) -> str | None:
+    """Where the page's refresh sends the reader; None for a page without one, or one that only reloads itself."""
+    for meta in soup.find_all("meta"):
+        if str(meta.get("http-equiv", "")).strip().lower() == "refresh" and (match := _REFRESH.match(str(meta.get("content", "")))):
+            return match.group(1).strip()
+    return None
 
 
 def _text(element) -> str:
@@ -229,6 +243,7 @@ def html_content(text: str) -> HtmlContent:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # XHTML read as HTML is what a browser does too
         soup = BeautifulSoup(text, "lxml")
+    redirect = _redirect(soup)
     for element in soup(list(_NOT_CONTENT)):
         element.decompose()
     dropped: list[Dropped] = []
@@ -249,7 +264,7 @@ def html_content(text: str) -> HtmlContent:
         wrap=True, wrap_width=None, strip=["a", "img"],
     ).convert_soup(root)
     markdown = re.sub(r"[ \t]+\n", "\n", markdown)
-    return HtmlContent(markdown=markdown, title=title, dropped=tuple(dropped))
+    return HtmlContent(markdown=markdown, title=title, dropped=tuple(dropped), redirect=redirect)
 
 
 @cache

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from llmwiki.ingest.chunking import TokenCounter, chunk_pages
 from llmwiki.embeddings import Embedder
-from llmwiki.errors import IngestError, StoreError, WorkspaceError
+from llmwiki.errors import IngestError, NotADocument, StoreError, WorkspaceError
 from llmwiki.ingest.extract import EXTRACTORS, extract, extraction_report, read_by_older_extractor
 from llmwiki.failpoints import failpoint
 from llmwiki.pages import SUMMARIES, source_paths, split_frontmatter
@@ -248,6 +248,9 @@ def _store_reads(workspace: Workspace, reads: Sequence[_Read]) -> list[FileOutco
             store.mark_ready_unchanged(read.touch_only, mtime=read.mtime)
             outcomes[position] = FileOutcome(path=read.relative, action="unchanged", seconds=time.perf_counter() - read.started)
             continue
+        if isinstance(read.failure, NotADocument) and store.document_by_path(read.relative) is None:
+            outcomes[position] = FileOutcome(path=read.relative, action="skipped", reason=str(read.failure), seconds=time.perf_counter() - read.started)
+            continue  # nothing to keep: a document stored from the file before is marked failed below, its content kept
         document = store.begin_document(path=read.relative, kind=workspace.kind_of(read.relative), size_bytes=read.size_bytes, mtime=read.mtime)
         if read.failure is not None:
             store.fail_document(document.id, read.failure.reason)
