@@ -246,5 +246,5 @@ def test_a_redirect_page_is_skipped_and_one_stored_before_keeps_its_content(work
     path = workspace.sources_dir / "kettle.html"
     path.write_text(stub.replace("kettle.html", "new-kettle.html"), encoding="utf-8")
     outcome = ingest_file(workspace, path, count_tokens=count_tokens)
-    assert outcome.action == "failed" and "redirects to new-kettle.html" in outcome.reason
+    assert outcome.action == "failed" and "redirects to new-kettle.html" in outcome.reason and "llmwiki withdraw sources/kettle.html" in outcome.reason
     assert "boils a litre" in all_chunk_text(workspace, "sources/kettle.html")

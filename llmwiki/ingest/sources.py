@@ -248,9 +248,12 @@ def _store_reads(workspace: Workspace, reads: Sequence[_Read]) -> list[FileOutco
             store.mark_ready_unchanged(read.touch_only, mtime=read.mtime)
             outcomes[position] = FileOutcome(path=read.relative, action="unchanged", seconds=time.perf_counter() - read.started)
             continue
-        if isinstance(read.failure, NotADocument) and store.document_by_path(read.relative) is None:
-            outcomes[position] = FileOutcome(path=read.relative, action="skipped", reason=str(read.failure), seconds=time.perf_counter() - read.started)
-            continue  # nothing to keep: a document stored from the file before is marked failed below, its content kept
+        if isinstance(read.failure, NotADocument):
+            if store.document_by_path(read.relative) is None:
+                outcomes[position] = FileOutcome(path=read.relative, action="skipped", reason=str(read.failure), seconds=time.perf_counter() - read.started)
+                continue
+            # A document stored from the file before is marked failed below, its content kept until the user withdraws it.
+            read.failure = IngestError(read.relative, read.failure.problem, f"What was stored from it is kept; `llmwiki withdraw {read.relative}` removes it")
         document = store.begin_document(path=read.relative, kind=workspace.kind_of(read.relative), size_bytes=read.size_bytes, mtime=read.mtime)
         if read.failure is not None:
             store.fail_document(document.id, read.failure.reason)
