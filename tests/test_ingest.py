@@ -248,3 +248,20 @@ def test_a_redirect_page_is_skipped_and_one_stored_before_keeps_its_content(work
     outcome = ingest_file(workspace, path, count_tokens=count_tokens)
     assert outcome.action == "failed" and "redirects to new-kettle.html" in outcome.reason and "llmwiki withdraw sources/kettle.html" in outcome.reason
     assert "boils a litre" in all_chunk_text(workspace, "sources/kettle.html")
+
+
+def test_a_folder_scan_counts_the_files_it_cannot_read_by_type(workspace, count_tokens):
+    # A folder of a format llmwiki does not read said "0 files: nothing to do"; the summary names what it passed over.
+    write(workspace, "help/kettle.page", "<page><title>Kettle</title></page>")
+    write(workspace, "help/lid.page", "<page><title>Lid</title></page>")
+    write(workspace, "help/kettle.png", b"\x89PNG\r\n\x1a\n")
+    write(workspace, "help/.hidden.page", "<page/>")
+    write(workspace, "help/README", "Build with make.")
+    report = ingest_paths(workspace, count_tokens=count_tokens)
+    assert report.passed_over == ((".page", 2), ("(no extension)", 1), (".png", 1))  # most first; the hidden file is no file of the scan
+    assert "not read, no extractor for their type: 2 .page, 1 (no extension), 1 .png" in report.summary()
+    # Control: a folder of files llmwiki reads says nothing of the kind.
+    for path in (workspace.sources_dir / "help").iterdir():
+        path.unlink()
+    write(workspace, "help/kettle.md", GOOD)
+    assert "not read" not in ingest_paths(workspace, count_tokens=count_tokens).summary()

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,9 @@ from llmwiki.tracing import NULL_TRACER, Tracer
 from llmwiki.workspace import COLLECTION_PAGES, STATE_DIRNAME, Workspace
 
 ProgressCallback = Callable[[int, int, str], None]
+
+
+PASSED_OVER_SHOWN = 5  # the file types a summary names that a folder scan passed over
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class FileOutcome:
 class IngestReport:
     outcomes: tuple[FileOutcome, ...] = field(default=())
     seconds: float = 0.0
+    passed_over: tuple[tuple[str, int], ...] = ()  # (extension, files) a folder scan found and no extractor reads, most first
 
     def count(self, action: str) -> int:
         return sum(1 for outcome in self.outcomes if outcome.action == action)
@@ -77,7 +82,12 @@ class IngestReport:
             for action in ("ingested", "updated", "re-extracted", "unchanged", "failed", "refused", "skipped")
             if self.count(action)
         ]
-        return f"{len(self.outcomes)} files: {', '.join(parts) or 'nothing to do'}; {self.chunk_count} chunks written in {self.seconds:.1f} s"
+        line = f"{len(self.outcomes)} files: {', '.join(parts) or 'nothing to do'}; {self.chunk_count} chunks written in {self.seconds:.1f} s"
+        if self.passed_over:
+            shown = ", ".join(f"{count} {extension}" for extension, count in self.passed_over[:PASSED_OVER_SHOWN])
+            more = len(self.passed_over) - PASSED_OVER_SHOWN
+            line += f"; not read, no extractor for their type: {shown}" + (f" and {more} more type{'s' if more > 1 else ''}" if more > 0 else "")
+        return line
 
 
 def content_hash(data: bytes) -> str:
@@ -85,14 +95,16 @@ def content_hash(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def discover(workspace: Workspace, paths: Iterable[Path | str]) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """Expand folders into the supported files under them, sorted; files pass as they are. Returns (files, problems):
-    what cannot be read as a file (a link that loops or points nowhere, a folder that cannot be listed) is a problem
-    with its reason, never an exception that stops the rest. The walk keeps its own stack (no recursion, so a
-    thousand nested folders are walked like one), does not follow links to folders (a link into itself would
-    never end), and leaves out hidden files and folders."""
+def discover(workspace: Workspace, paths: Iterable[Path | str]) -> tuple[list[Path], list[tuple[Path, str]], Counter[str]]:
+    """Expand folders into the supported files under them, sorted; files pass as they are. Returns (files, problems,
+    passed over): what cannot be read as a file (a link that loops or points nowhere, a folder that cannot be listed)
+    is a problem with its reason, never an exception that stops the rest; the files of a folder that no extractor
+    reads are counted by extension (a saved site's images and stylesheets, or a format llmwiki does not read). The
+    walk keeps its own stack (no recursion, so a thousand nested folders are walked like one), does not follow links
+    to folders (a link into itself would never end), and leaves out hidden files and folders."""
     found: list[Path] = []
     problems: list[tuple[Path, str]] = []
+    passed_over: Counter[str] = Counter()
     for path in map(Path, paths):
         if not path.is_dir() or path.is_symlink():
             found.append(path)
@@ -114,6 +126,7 @@ def discover(workspace: Workspace, paths: Iterable[Path | str]) -> tuple[list[Pa
                         stack.append(candidate)
                         continue
                     if Path(entry.name).suffix.lower() not in EXTRACTORS:
+                        passed_over[Path(entry.name).suffix.lower() or "(no extension)"] += 1
                         continue
                     resolved = candidate.resolve(strict=True)
                 except (OSError, RuntimeError) as err:
@@ -124,7 +137,7 @@ def discover(workspace: Workspace, paths: Iterable[Path | str]) -> tuple[list[Pa
                 collection = workspace.root in resolved.parents and resolved.relative_to(workspace.root).as_posix() in COLLECTION_PAGES
                 if not collection:
                     found.append(candidate)
-    return sorted(found), problems
+    return sorted(found), problems, passed_over
 
 
 def _shown(workspace: Workspace, path: Path) -> str:
@@ -341,7 +354,7 @@ def ingest_files(
 def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_progress, tracer: Tracer) -> IngestReport:
     started = time.perf_counter()
     requested = [workspace.sources_dir] if paths is None else list(paths)
-    files, problems = discover(workspace, requested)
+    files, problems, passed_over = discover(workspace, requested)
     outcomes = [FileOutcome(path=_shown(workspace, path), action="refused", reason=f"{_shown(workspace, path)}: {reason}.") for path, reason in problems]
     folders = sorted((Path(path) for path in requested if Path(path).is_dir()), key=lambda folder: -len(Path(folder).parts))
     readable: list[Path] = []
@@ -372,7 +385,7 @@ def _ingest_files(workspace: Workspace, paths, *, copy: bool, count_tokens, on_p
     outcomes += ingest_many(workspace, readable, count_tokens=count_tokens, on_file=on_file)
     if on_progress is not None:
         on_progress(len(readable), len(readable), "")
-    return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started)
+    return IngestReport(outcomes=tuple(outcomes), seconds=time.perf_counter() - started, passed_over=tuple(sorted(passed_over.items(), key=lambda item: (-item[1], item[0]))))
 
 
 def embed_and_checkpoint(workspace: Workspace, report: IngestReport, *, embedder: Embedder | None = None, on_progress: ProgressCallback | None = None) -> None:

@@ -105,7 +105,7 @@ def _ingest_paths(workspace: Workspace, paths, *, copy: bool, count_tokens, on_p
     changed.update(reindex_outdated_pages(workspace))
     relocated, gone = _relocate(workspace, changed, written=set(generation.written) if generation else set())
     embed_and_checkpoint(workspace, report, embedder=services.embedder, on_progress=on_progress)
-    return BuildReport(outcomes=report.outcomes, seconds=report.seconds, generation=generation, finished=finished, relocated=relocated, quotes_gone=gone)
+    return BuildReport(outcomes=report.outcomes, seconds=report.seconds, passed_over=report.passed_over, generation=generation, finished=finished, relocated=relocated, quotes_gone=gone)
 
 
 def _relocate(workspace: Workspace, changed: set[str], *, written: set[str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
