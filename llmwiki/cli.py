@@ -185,10 +185,9 @@ def mcp_command(workspace_path: str | None, http: str | None, allow_remote: bool
     serve(workspace, allow_writes=allow_writes, http=http, allow_remote=allow_remote)
 
 
-SKIPPED_SHOWN = 5  # a saved documentation site can hold hundreds of redirects: the first few, then a count
-
-
 def _print_ingest(workspace: Workspace, report) -> None:
+    from llmwiki.ingest.sources import SHOWN
+
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
             console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
@@ -196,11 +195,10 @@ def _print_ingest(workspace: Workspace, report) -> None:
             errors.print(f"  note      {outcome.path}: {note}")
     for outcome in report.problems:
         errors.print(f"  {outcome.action:<9} {outcome.reason}", style="red")
-    skipped = [outcome for outcome in report.outcomes if outcome.action == "skipped"]
-    for outcome in skipped[:SKIPPED_SHOWN]:
+    for outcome in report.skipped[:SHOWN]:  # a saved documentation site can hold hundreds of redirects
         errors.print(f"  skipped   {outcome.reason}")
-    if len(skipped) > SKIPPED_SHOWN:
-        errors.print(f"  skipped   {len(skipped) - SKIPPED_SHOWN} more pages that only redirect to another")
+    if len(report.skipped) > SHOWN:
+        errors.print(f"  skipped   {len(report.skipped) - SHOWN} more pages that only redirect to another")
     reread = report.count("re-extracted")
     if reread:
         errors.print(f"note: {reread} source(s) were read by an older extractor and were read again with this release's; "

@@ -12,7 +12,7 @@ with app.setup:
 
     from llmwiki.errors import LlmwikiError
     from llmwiki.ingest.extract import sections_of
-    from llmwiki.ingest.sources import import_bytes
+    from llmwiki.ingest.sources import SHOWN, import_bytes
     from llmwiki.publish.wiki import ingest_paths
     from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.publish.journal import open_workspace
@@ -88,7 +88,7 @@ def _(report):
         _lines.append(f"Wiki: {len(_pages)} pages written, {len(_generation.deleted)} deleted" + (f", commit `{_generation.commit[:10]}`" if _generation.commit else ""))
         _lines += [f"- note: {note}" for note in _generation.notes]
     _lines += [f"- **{problem.action}**: {problem.reason}" for problem in report.problems]
-    _lines += [f"- skipped: {outcome.reason}" for outcome in report.outcomes if outcome.action == "skipped"][:5]
+    _lines += [f"- skipped: {outcome.reason}" for outcome in report.skipped[:SHOWN]]
     mo.callout(mo.md("\n\n".join(_lines)), kind="warn" if report.problems else "success")
     return
 

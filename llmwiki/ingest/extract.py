@@ -251,10 +251,10 @@ def extract_text(data: bytes, path: Path) -> Extraction:
 def extract_html(data: bytes, path: Path) -> Extraction:
     text, encoding = decode_text(data, path)
     content = html_content(text)
-    builder = _PageBuilder()
-    first_h1 = markdown_blocks(clean_text(content.markdown), builder)
     if content.redirect and len(content.markdown.split()) < REDIRECT_WORDS:
         raise NotADocument(path, f"is a page that redirects to {content.redirect}, not a document of its own", "It is skipped; ingest the page it points to")
+    builder = _PageBuilder()
+    first_h1 = markdown_blocks(clean_text(content.markdown), builder)
     if not builder.blocks:
         raise IngestError(path, "has no main content (only navigation, links or page furniture)", "Check that it is the page you meant, or remove it from sources/")
     return Extraction(parser=f"html {EXTRACTOR_VERSIONS['html']} ({encoding})", pages=(builder.page(1),), title=content.title or first_h1, dropped=content.dropped)

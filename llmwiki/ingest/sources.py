@@ -42,7 +42,7 @@ from llmwiki.workspace import COLLECTION_PAGES, STATE_DIRNAME, Workspace
 ProgressCallback = Callable[[int, int, str], None]
 
 
-PASSED_OVER_SHOWN = 5  # the file types a summary names that a folder scan passed over
+SHOWN = 5  # the skipped files and passed-over file types a report names; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,11 @@ class IngestReport:
         return [outcome for outcome in self.outcomes if outcome.action in ("failed", "refused")]
 
     @property
+    def skipped(self) -> list[FileOutcome]:
+        """Files that hold no document of their own (a page that only redirects to another)."""
+        return [outcome for outcome in self.outcomes if outcome.action == "skipped"]
+
+    @property
     def chunk_count(self) -> int:
         return sum(outcome.chunk_count for outcome in self.outcomes)
 
@@ -84,8 +89,8 @@ class IngestReport:
         ]
         line = f"{len(self.outcomes)} files: {', '.join(parts) or 'nothing to do'}; {self.chunk_count} chunks written in {self.seconds:.1f} s"
         if self.passed_over:
-            shown = ", ".join(f"{count} {extension}" for extension, count in self.passed_over[:PASSED_OVER_SHOWN])
-            more = len(self.passed_over) - PASSED_OVER_SHOWN
+            shown = ", ".join(f"{count} {extension}" for extension, count in self.passed_over[:SHOWN])
+            more = len(self.passed_over) - SHOWN
             line += f"; not read, no extractor for their type: {shown}" + (f" and {more} more type{'s' if more > 1 else ''}" if more > 0 else "")
         return line
 
@@ -203,7 +208,7 @@ class _Read:
 
 def _read_file(workspace: Workspace, path: Path, known: Callable[[str], Document | None], count_tokens: TokenCounter | None) -> FileOutcome | _Read:
     """What a file holds, read without the store (which is only asked what it stored for the path before): a final
-    outcome (refused, unchanged), or a _Read for ``_store_read``. Extraction and chunking, the slow part, happen here."""
+    outcome (refused, unchanged, skipped), or a _Read for ``_store_read``. Extraction and chunking, the slow part, happen here."""
     started = time.perf_counter()
     try:
         relative = workspace.relative(path)
@@ -241,6 +246,11 @@ def _read_file(workspace: Workspace, path: Path, known: Callable[[str], Document
         settings = workspace.config.chunking
         read.chunks = chunk_pages(read.extraction.pages, max_tokens=settings.max_tokens, overlap_tokens=settings.overlap_tokens,
                                   min_tokens=settings.min_tokens, count_tokens=count_tokens)
+    except NotADocument as err:
+        if existing is None:  # nothing stored from it: skipped, no document
+            return FileOutcome(path=relative, action="skipped", reason=str(err), seconds=time.perf_counter() - started)
+        # A document stored from the file before is marked failed, its content kept until the user withdraws it.
+        read.failure = IngestError(relative, err.problem, f"What was stored from it is kept; `llmwiki withdraw {relative}` removes it")
     except IngestError as err:
         read.failure = err
     except Exception as err:  # an extractor bug must not stop a scan
@@ -261,12 +271,6 @@ def _store_reads(workspace: Workspace, reads: Sequence[_Read]) -> list[FileOutco
             store.mark_ready_unchanged(read.touch_only, mtime=read.mtime)
             outcomes[position] = FileOutcome(path=read.relative, action="unchanged", seconds=time.perf_counter() - read.started)
             continue
-        if isinstance(read.failure, NotADocument):
-            if store.document_by_path(read.relative) is None:
-                outcomes[position] = FileOutcome(path=read.relative, action="skipped", reason=str(read.failure), seconds=time.perf_counter() - read.started)
-                continue
-            # A document stored from the file before is marked failed below, its content kept until the user withdraws it.
-            read.failure = IngestError(read.relative, read.failure.problem, f"What was stored from it is kept; `llmwiki withdraw {read.relative}` removes it")
         document = store.begin_document(path=read.relative, kind=workspace.kind_of(read.relative), size_bytes=read.size_bytes, mtime=read.mtime)
         if read.failure is not None:
             store.fail_document(document.id, read.failure.reason)
