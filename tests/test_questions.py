@@ -39,6 +39,13 @@ def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Was Abraham Lincoln the sixteenth President of the United States?") == "Abraham Lincoln was the sixteenth President of the United States."
     assert to_statement("Did Lincoln sign the National Banking Act of 1863?") == "Lincoln sign the National Banking Act of 1863."
     assert to_statement("Did he not die at the age of 55?") == "He did not die at the age of 55."  # "not" keeps its auxiliary
+    assert to_statement("Does the interactive interpreter offer Tab completion?") == "The interactive interpreter offers Tab completion."
+    assert to_statement("Does Canada border Norway?") == "Canada borders Norway."
+    assert to_statement("Does it still carry weight?") == "It still carries weight."  # past an adverb
+    assert to_statement("Does Lincoln have a beard?") == "Lincoln has a beard."
+    assert to_statement("Does he not die young?") == "He does not die young."  # control: "not" keeps "does" and the verb as it is
+    assert to_statement("Do the interpreters offer Tab completion?") == "The interpreters offer Tab completion."  # control: "do"
+    assert to_statement("Does gnuplot grid scattered data?") == "Gnuplot grids scattered data."
     assert to_statement("Is the kangaroo a marsupial?") == "The kangaroo is a marsupial."
     assert to_statement("Is it true that otters eat urchins?") == "Otters eat urchins."
     # what a name has is the subject: the auxiliary goes after it, not after the name

@@ -327,8 +327,10 @@ def to_statement(question: str) -> str:
     """The statement a yes/no question asks about: "Was Lincoln the 16th President?" -> "Lincoln was the 16th President."
 
     The auxiliary moves behind the subject (``_statement_parts``); "did/does/do" are
-    dropped ("Did Lincoln sign the Act?" -> "Lincoln sign the Act."); an aside in
-    parentheses is left out. Word order matters to the NLI model only; the fact
+    dropped ("Did Lincoln sign the Act?" -> "Lincoln sign the Act."), and after "does" the verb
+    takes its -s ("Does the interpreter offer ...?" -> "The interpreter offers ...": the NLI
+    model reads "The interpreter offer Tab completion" as entailed 0.73, "offers" 0.91); an
+    aside in parentheses is left out. Word order matters to the NLI model only; the fact
     checks read names, numbers and negations wherever they stand.
     """
     if len((plain := " ".join(_ASIDE.sub(" ", question).split())).split()) >= 3 and question_words(plain):
@@ -342,7 +344,41 @@ def to_statement(question: str) -> str:
     subject, auxiliary, remainder = parts
     negated = remainder[:1] == ["not"]  # "Did he not die ...?" -> "He did not die ...", not "He not die ..."
     verb = [] if auxiliary in FORMS_OF_DO and not negated else [auxiliary]
+    if auxiliary == "does" and not negated:
+        remainder = _third_person(remainder)
     return _sentence([*subject, *verb, *remainder])
+
+
+# Words that may stand between "does" and its verb: "Does gnuplot automatically grid ...?", "Does it still run?".
+_BEFORE_VERB = frozenset({"still", "also", "ever", "always", "never", "only", "just", "really", "even", "actually", "usually", "normally"})
+_IRREGULAR_THIRD = {"have": "has", "be": "is", "do": "does", "go": "goes"}
+_BASE_IN_ED_ING = frozenset({"need", "feed", "seed", "embed", "exceed", "proceed", "succeed", "speed", "bleed", "breed", "shed", "bring", "sing", "ring", "string", "spring", "swing", "sting", "cling", "fling", "wring"})
+
+
+def _third_person(remainder: Sequence[str]) -> list[str]:
+    """The words after the subject of a question that "does" opens, their verb in the third person singular:
+    "offer ..." -> "offers ...", "automatically grid ..." -> "automatically grids ...". As they are where the first
+    word past an adverb is no plain verb form (code, a name, a word in -ed or -ing, a function word): the subject
+    may have taken the verb in ("Does the river flow ...?" read as "the river flow"), and the parse of so short a
+    question is no surer."""
+    remainder = list(remainder)
+    at = 0
+    while at < len(remainder) - 1 and (remainder[at].lower() in _BEFORE_VERB or remainder[at].lower().endswith("ly")):
+        at += 1
+    verb = remainder[at] if at < len(remainder) else ""
+    if (not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ed", "ing")) and verb not in _BASE_IN_ED_ING
+            or verb in STOPWORDS and verb not in _IRREGULAR_THIRD):
+        return remainder
+    if verb in _IRREGULAR_THIRD:
+        verb = _IRREGULAR_THIRD[verb]
+    elif verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        verb += "es"
+    elif verb.endswith("y") and len(verb) > 1 and verb[-2] not in "aeiou":
+        verb = verb[:-1] + "ies"
+    else:
+        verb += "s"
+    remainder[at] = verb
+    return remainder
 
 
 # Nouns that name a group rather than what its members are: "a group of aquatic, flightless birds" says birds.
