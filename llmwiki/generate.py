@@ -316,13 +316,26 @@ def corpus_terms(reports: Mapping[str, dict]) -> Callable[[str], bool] | None:
     heading, a definition, code, a name). On the Python docs, 85% of the candidates three documents mark are the docs'
     own index terms, 81% of those two mark, against 36% of those one document marks (the ten best of each document's
     candidates; bench/realdocs.py prints the concept pages' share). None for a smaller corpus: a handful of documents
-    need not share their subjects (seven articles on seven scientists), and each keeps its own."""
+    need not share their subjects (seven articles on seven scientists), and each keeps its own.
+
+    Not a heading that ``TEMPLATE_SHARE`` of the documents carry: that is the corpus's template, the sections every
+    page of its kind has (a manual page's "NAME", an API reference's "Properties", "Signals" and "Returns"), not what
+    it is about. A document read before its extraction report counted headings counts none."""
     if len(reports) < 10:
         return None
     documents: Counter[str] = Counter()
+    headings: Counter[str] = Counter()
     for report in reports.values():
         documents.update(set(report.get("terms", [])))
-    return lambda key: documents[key] >= 3
+        headings.update(set(report.get("headings", [])))
+    template = {key for key, count in headings.items() if count >= TEMPLATE_SHARE * len(reports)}
+    return lambda key: documents[key] >= 3 and key not in template
+
+
+# The share of a corpus's documents that carry a heading for it to be the corpus's template. The Python docs, gnuplot
+# and the other tools' manuals: no heading on more than 5% of their documents; git's manual pages: "NAME" and "GIT"
+# on 93%, "CONFIGURATION" on 27%; gtk-doc references: docs/benchmarks.md.
+TEMPLATE_SHARE = 0.2
 
 
 # A sentence that this many documents repeat word for word is the corpus's furniture (a generator's "Go to the

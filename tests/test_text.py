@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 from conftest import REPO
 from llmwiki import text
@@ -160,3 +161,22 @@ def test_an_option_of_one_letter_is_no_term_however_it_is_marked():
     text = "Like *-C*, but the editor is invoked; *-C* reuses the message. The `--amend` flag rewrites; `--amend` again."
     names = {term.name for term in candidate_terms([text])}
     assert "-C" not in names and "--amend" in names  # the long option, a control, stays
+
+
+def test_a_heading_most_documents_carry_is_the_corpus_template_not_a_concept():
+    from llmwiki.generate import corpus_terms
+    from llmwiki.ingest.extract import extract, extraction_report
+    from llmwiki.ingest.extract import extract
+    from llmwiki.text.terms import heading_keys
+
+    page = "# git-add\n\n## NAME\n\ngit-add - Add file contents to the index\n\n## Options\n\nThe `pathspec` limits the `pathspec` paths.\n"
+    assert heading_keys([page]) == {"git-add", "name"}  # "Options" is furniture by itself
+    assert extraction_report(extract(page.encode(), Path("git-add.md")))["headings"] == ["git-add", "name"]  # what ingest stores
+    # Twelve manual pages: every one has a NAME section and marks "name" as code; three mark "pathspec".
+    reports = {f"page{number}.md": {"terms": ["name"] + (["pathspec"] if number < 3 else []), "headings": ["name"]} for number in range(12)}
+    shared = corpus_terms(reports)
+    assert shared("pathspec") and not shared("name")
+    older = {path: {"terms": report["terms"]} for path, report in reports.items()}  # reports written before headings were counted
+    assert corpus_terms(older)("name")  # control: no headings counted, the rule reads nothing
+    few = dict(list(reports.items())[:2]) | {f"other{number}.md": {"terms": ["name"], "headings": []} for number in range(10)}
+    assert corpus_terms(few)("name")  # control: two of twelve documents carry it: a subject, not the template

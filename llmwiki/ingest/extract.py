@@ -443,7 +443,7 @@ def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = 
     terms the document marks as its subjects (``llmwiki.text.terms``) and its sentences' fingerprints
     (``sentence_key``), which generation compares across the corpus."""
     from llmwiki.text.segment import CODE, HEADING, LINKS, PROSE, ROW, segments
-    from llmwiki.text.terms import candidate_terms, term_key
+    from llmwiki.text.terms import candidate_terms, heading_keys, term_key
 
     kinds: dict[str, int] = {}
     characters = 0
@@ -474,6 +474,7 @@ def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = 
         "sentence_keys": sorted(sentence_keys),
         "terms": [term_key(term.name) for term in candidate_terms([page.text for page in extraction.pages], common_words=common_words,
                                                                  leave_out=[extraction.title or ""])[:60]],
+        "headings": sorted(heading_keys(page.text for page in extraction.pages)),
     }
 
 
