@@ -112,6 +112,19 @@ def test_what_is_negated_counts_not_whether_anything_is():
     assert check_facts(claim.replace("did not turn", "turned"), evidence).negation is None  # control: the same negations
 
 
+def test_a_clause_that_ends_on_its_negation_and_what_rather_than_sets_aside_are_negated():
+    literals = ["The 'f' may be combined with 'r', therefore raw formatted strings are possible, but formatted bytes literals are not."]
+    assert check_facts("Formatted bytes literals are possible.", literals).negation == "evidence"
+    assert not check_facts("Raw formatted strings are possible.", literals).failed  # control: "formatted" stands un-negated too
+    weeks = ["The %U format is similar to %W except that it uses weeks that start on Sunday rather than Monday."]
+    assert check_facts("The %U weeks start on Monday.", weeks).negation == "evidence"
+    assert not check_facts("The %U weeks start on Sunday.", weeks).failed  # control: the week it names
+    ducks = ["Foie gras is often made using the liver of domestic ducks, rather than of geese."]
+    assert check_facts("Foie gras is often made from geese.", ducks).negation == "evidence"
+    assert not check_facts("Foie gras is often made from ducks.", ducks).failed  # control
+    assert not check_facts("Women can legally drive in Qatar.", ["Women can legally drive in Qatar, whereas they may not in Saudi Arabia."]).failed
+
+
 def test_a_capital_after_a_sentence_end_inside_the_claim_is_not_a_name():
     evidence = ["The kingdom fell in 1815. Well before this, Avogadro taught in Turin."]
     assert not check_facts("The kingdom fell in 1815.) Well before this, Avogadro taught in Turin.", evidence).failed

@@ -17,7 +17,9 @@ against its anchor, the evidence window that best holds its wording:
   "Volta was born in Como");
 - polarity: a word both say that a negation governs in one and not the
   other ("did not turn down" against "turned down", whatever else either
-  negates), a word whose WordNet
+  negates; a clause that ends on its negation governs its words, "... but
+  formatted bytes literals are not", and "rather than" what it sets aside),
+  a word whose WordNet
   antonym stands in the anchor where the word does not ("western" for
   "eastern", "lower" for "higher", "few" for "many": quantifiers count
   though they are stopwords; see ``lexicon``), the same in the one clause
@@ -43,7 +45,7 @@ from typing import NamedTuple
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
-from llmwiki.text import CONTRAST_BREAK, GENDER, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
+from llmwiki.text import CONTRAST_BREAK, FORMS_OF_BE, FORMS_OF_DO, FORMS_OF_HAVE, GENDER, MODALS, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 
 # The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
@@ -152,6 +154,39 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
         if word.lower() in NEGATIONS:
             governed |= {stem(other) for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS} & near
     return governed
+
+
+# A clause that ends on its negation says "not" of what it names before it: "raw formatted strings are possible, but
+# formatted bytes literals are not"; "Beetles are found in most habitats, but not in the polar regions" is read by the
+# scope after the negation. What "rather than" or "instead of" names is set aside: "weeks that start on Sunday rather
+# than Monday".
+_CLAUSE_END = re.compile(r"[,;:.!?()]|\b(?:but|whereas|while|yet|although|though|however|and|so|therefore)\b", re.IGNORECASE)
+_SET_ASIDE = re.compile(r"\b(?:rather than|instead of)\b", re.IGNORECASE)
+_NEGATION_LINKS = FORMS_OF_BE | FORMS_OF_DO | FORMS_OF_HAVE | MODALS
+
+
+def _negated_in(text: str, near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
+    """``_negated`` over a text's words, with what a clause ending on its negation ("..., but X are not") and what
+    "rather than" sets aside govern: the stems of those clause words in near that the text says nowhere else ("raw
+    formatted strings are possible, but formatted bytes literals are not" negates "bytes" and "literals", not
+    "formatted")."""
+    governed = _negated(tokens(text), near, scope=scope)
+    spans = [match.span() for match in _CLAUSE_END.finditer(text)]
+    starts, ends = [0, *(end for _, end in spans)], [*(start for start, _ in spans), len(text)]
+    for start, end in zip(starts, ends):
+        words = tokens(text[start:end])
+        if len(words) >= 3 and words[-1].lower() in NEGATIONS and (words[-1].lower() != "not" or words[-2].lower() in _NEGATION_LINKS):
+            governed |= _said_only_there(text, start, end, near)
+    for match in _SET_ASIDE.finditer(text):
+        end = next((start for start, _ in spans if start >= match.end()), len(text))
+        governed |= _said_only_there(text, match.end(), end, near)
+    return governed
+
+
+def _said_only_there(text: str, start: int, end: int, near: set[str]) -> set[str]:
+    """The stems in near of the content words of text[start:end] that the rest of the text does not hold."""
+    inside = {stem(word) for word in tokens(text[start:end]) if word.lower() not in STOPWORDS} & near
+    return inside - {stem(word) for word in tokens(text[:start] + " " + text[end:])}
 
 
 # A superlative with what ranks it: "the second highest", "the 17th wealthiest", "one of the most populous", "the
@@ -458,8 +493,8 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     # literary nor ..." does not, though both hold a negation.
     evidence_words = tokens(evidence_sentence)
     shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
-    claim_negated = _negated(claim_words, shared)
-    evidence_negated = _negated(evidence_words, shared)
+    claim_negated = _negated_in(claim, shared)
+    evidence_negated = _negated_in(evidence_sentence, shared)
     if claim_negated - evidence_negated:
         negation = "sentence"
     elif evidence_negated - claim_negated:
