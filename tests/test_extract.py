@@ -265,6 +265,21 @@ def test_a_plain_text_line_that_opens_with_a_quote_and_goes_on_lower_case_contin
     assert blocks[1:] == ["Alice Smith", "Bob Jones", "'Quoted' Name"]  # control: a list of names, one with a quoted capital
 
 
+def test_an_underlined_line_that_opens_a_plain_text_block_is_a_heading(tmp_path):
+    path = tmp_path / "git-bundle.txt"
+    path.write_text("git-bundle(1)\n=============\n\nNAME\n----\ngit-bundle - Move objects and refs by archive\n\n"
+                    "DESCRIPTION\n-----------\n\nCreate, unpack, and manipulate bundle files.\n\n"
+                    "Bundles are used for the transfer.\n----------\n\n----\n", encoding="utf-8")
+    extraction = read(path)
+    blocks = extraction.pages[0].blocks
+    assert extraction.title == "git-bundle(1)"
+    assert [(block.text, block.is_heading) for block in blocks[:3]] == [("# git-bundle(1)", True), ("## NAME", True),
+                                                                        ("git-bundle - Move objects and refs by archive", False)]
+    assert blocks[4].text == "Create, unpack, and manipulate bundle files." and blocks[4].breadcrumb == ("git-bundle(1)", "DESCRIPTION")
+    # Controls: a rule under a sentence, and a rule on its own, are no headings.
+    assert [block.is_heading for block in blocks[5:]] == [False] * len(blocks[5:]) and "Bundles are used for the transfer." in blocks[5].text
+
+
 @pytest.mark.parametrize(
     ("raw", "expected", "encoding"),
     [

@@ -32,7 +32,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 4, "text": 4, "html": 6, "pdf": 9, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 4, "text": 5, "html": 6, "pdf": 9, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -244,12 +244,43 @@ _OPENING_MARKS = "\"'`‘“(["
 def extract_text(data: bytes, path: Path) -> Extraction:
     text, encoding = decode_text(data, path)
     builder = _PageBuilder()
+    breadcrumb = _Breadcrumb()
+    levels: list[str] = []  # the underline characters in the order they first appear: the first marks the top level
+    first_heading = None
     for block in _BLANK_LINES.split(text):
+        heading = underlined_heading(block)
+        if heading is not None:
+            title, mark, block = heading
+            if mark not in levels:
+                levels.append(mark)
+            level = levels.index(mark) + 1
+            first_heading = first_heading or title
+            builder.add(f"{'#' * min(level, 6)} {title}", breadcrumb.enter(level, title), is_heading=True)
         for paragraph in plain_paragraphs(block):
-            builder.add(paragraph, ())
+            builder.add(paragraph, breadcrumb.current)
     first_line = text.strip().split("\n", 1)[0].strip()
-    title = first_line if 0 < len(first_line) <= 80 else None
+    title = first_heading or (first_line if 0 < len(first_line) <= 80 else None)
     return Extraction(parser=f"text {EXTRACTOR_VERSIONS['text']} ({encoding})", pages=(builder.page(1),), title=title)
+
+
+# A plain-text heading is underlined (reStructuredText, AsciiDoc, many READMEs): "NAME" over "----", "Usage" over
+# "=====", possibly overlined too. Only at the start of a block, so a rule under a paragraph's last line is no heading.
+_UNDERLINE = re.compile(r"^\s*([=\-~^*+#])\1{2,}\s*$")
+
+
+def underlined_heading(block: str) -> tuple[str, str, str] | None:
+    """(title, underline character, the rest of the block) where a block opens with an underlined title line; None
+    otherwise. The underline is as long as the title, near enough (70%); the title is one short line that does not end
+    a sentence ("Some text." over "-----" is a paragraph and a rule)."""
+    lines = block.strip("\n").split("\n")
+    if len(lines) >= 3 and _UNDERLINE.match(lines[0]) and _UNDERLINE.match(lines[2]):
+        lines = lines[1:]  # an overline: "=====" / "Title" / "====="
+    if len(lines) < 2 or not (match := _UNDERLINE.match(lines[1])):
+        return None
+    title = lines[0].strip()
+    if not title or len(title) > 80 or _UNDERLINE.match(lines[0]) or title.endswith((".", ",", ";")) or len(lines[1].strip()) < 0.7 * len(title):
+        return None
+    return title, match.group(1), "\n".join(lines[2:])
 
 
 def extract_html(data: bytes, path: Path) -> Extraction:
