@@ -42,6 +42,8 @@ def test_yes_no_questions_become_the_statement_they_ask_about():
     assert to_statement("Does the interactive interpreter offer Tab completion?") == "The interactive interpreter offers Tab completion."
     assert to_statement("Does Canada border Norway?") == "Canada borders Norway."
     assert to_statement("Does it still carry weight?") == "It still carries weight."  # past an adverb
+    assert to_statement("Does it apply to every plot?") == "It applies to every plot."  # a verb in -ly is no adverb
+    assert to_statement("Does it reply quickly?") == "It replies quickly."
     assert to_statement("Does Lincoln have a beard?") == "Lincoln has a beard."
     assert to_statement("Does he not die young?") == "He does not die young."  # control: "not" keeps "does" and the verb as it is
     assert to_statement("Do the interpreters offer Tab completion?") == "The interpreters offer Tab completion."  # control: "do"

@@ -355,6 +355,11 @@ _IRREGULAR_THIRD = {"have": "has", "be": "is", "do": "does", "go": "goes"}
 _BASE_IN_ED_ING = frozenset({"need", "feed", "seed", "embed", "exceed", "proceed", "succeed", "speed", "bleed", "breed", "shed", "bring", "sing", "ring", "string", "spring", "swing", "sting", "cling", "fling", "wring"})
 
 
+def _adverb_in_ly(word: str) -> bool:
+    """"automatically", "quickly"; not the verbs "apply", "reply", "rely", "rally"."""
+    return len(word) >= 6 and word.endswith("ly") and not word.endswith("ply")
+
+
 def _third_person(remainder: Sequence[str]) -> list[str]:
     """The words after the subject of a question that "does" opens, their verb in the third person singular:
     "offer ..." -> "offers ...", "automatically grid ..." -> "automatically grids ...". As they are where the first
@@ -363,7 +368,7 @@ def _third_person(remainder: Sequence[str]) -> list[str]:
     question is no surer."""
     remainder = list(remainder)
     at = 0
-    while at < len(remainder) - 1 and (remainder[at].lower() in _BEFORE_VERB or remainder[at].lower().endswith("ly")):
+    while at < len(remainder) - 1 and (remainder[at].lower() in _BEFORE_VERB or _adverb_in_ly(remainder[at].lower())):
         at += 1
     verb = remainder[at] if at < len(remainder) else ""
     if (not re.fullmatch(r"[a-z]+", verb) or verb.endswith(("ed", "ing")) and verb not in _BASE_IN_ED_ING
