@@ -259,10 +259,11 @@ def test_a_plain_text_line_that_opens_with_a_quote_and_goes_on_lower_case_contin
     path = tmp_path / "pack-refs.txt"
     # A short line ("under `refs/`") shows the text is not wrapped at a column: each line is read on its own.
     path.write_text("Traditionally, tips of branches and tags (collectively known as\n'refs') were stored one file per ref\n"
-                    "under `refs/`\nin a directory.\n\nAlice Smith\nBob Jones\n'Quoted' Name\n", encoding="utf-8")
+                    "under `refs/`\nin a directory.\n\nAlice Smith\nBob Jones\n'Quoted' Name\n(gdb) bt\n", encoding="utf-8")
     blocks = [block.text for block in read(path).pages[0].blocks]
     assert blocks[0] == "Traditionally, tips of branches and tags (collectively known as\n'refs') were stored one file per ref\nunder `refs/`\nin a directory."
-    assert blocks[1:] == ["Alice Smith", "Bob Jones", "'Quoted' Name"]  # control: a list of names, one with a quoted capital
+    # Controls: a list of names, one with a quoted capital; a debugger's prompt in brackets opens a line of its own.
+    assert blocks[1:] == ["Alice Smith", "Bob Jones", "'Quoted' Name", "(gdb) bt"]
 
 
 def test_an_underlined_line_that_opens_a_plain_text_block_is_a_heading(tmp_path):

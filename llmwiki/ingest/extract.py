@@ -32,7 +32,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 4, "text": 5, "html": 6, "pdf": 9, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 4, "text": 6, "html": 6, "pdf": 9, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -225,20 +225,21 @@ def plain_paragraphs(block: str) -> list[str]:
     """The paragraphs of a blank-line-separated block of plain text. Text wrapped at a column (every line but the last
     35-120 characters long) is one paragraph, its line breaks spaces; otherwise (a list of names, an address, a table of
     values, a paragraph a line) a line is a paragraph of its own, unless the next goes on with a lower-case word, past
-    an opening quote or bracket: "(collectively known as / 'refs') were stored"."""
+    an opening quote: "(collectively known as / 'refs') were stored"."""
     lines = [line for line in block.split("\n") if line.strip()]
     if len(lines) <= 1 or all(35 <= len(line.rstrip()) <= 120 for line in lines[:-1]):
         return [block]
     paragraphs = [lines[0]]
     for line in lines[1:]:
-        if line.lstrip().lstrip(_OPENING_MARKS)[:1].islower():
+        if line.lstrip().lstrip(_OPENING_QUOTES)[:1].islower():
             paragraphs[-1] += "\n" + line
         else:
             paragraphs.append(line)
     return paragraphs
 
 
-_OPENING_MARKS = "\"'`‘“(["
+# Past an opening quote, not a bracket: "(gdb) bt" and "(a) the first" open a prompt's line and a list's item.
+_OPENING_QUOTES = "\"'`‘“"
 
 
 def extract_text(data: bytes, path: Path) -> Extraction:
