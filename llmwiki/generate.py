@@ -311,6 +311,12 @@ def model_draft(document: Document, chunks: Sequence[Chunk], backend: Backend, *
     return SourceDraft(description=" ".join(reply.description.split())[:200], summary=reply.summary.strip(), concepts=concepts, generated_by=f"{backend.name}:{completion.model}")
 
 
+# The share of a corpus's documents that carry a heading for it to be the corpus's template. The Python docs, gnuplot
+# and the other tools' manuals: no heading on more than 5% of their documents; git's manual pages: "NAME" and "GIT"
+# on 93%, "CONFIGURATION" on 27%; gtk-doc references: docs/benchmarks.md.
+TEMPLATE_SHARE = 0.2
+
+
 def corpus_terms(reports: Mapping[str, dict]) -> Callable[[str], bool] | None:
     """Whether a term is a subject of the corpus: in a corpus of ten documents or more, one that three of them mark (a
     heading, a definition, code, a name). On the Python docs, 85% of the candidates three documents mark are the docs'
@@ -330,12 +336,6 @@ def corpus_terms(reports: Mapping[str, dict]) -> Callable[[str], bool] | None:
         headings.update(set(report.get("headings", [])))
     template = {key for key, count in headings.items() if count >= TEMPLATE_SHARE * len(reports)}
     return lambda key: documents[key] >= 3 and key not in template
-
-
-# The share of a corpus's documents that carry a heading for it to be the corpus's template. The Python docs, gnuplot
-# and the other tools' manuals: no heading on more than 5% of their documents; git's manual pages: "NAME" and "GIT"
-# on 93%, "CONFIGURATION" on 27%; gtk-doc references: docs/benchmarks.md.
-TEMPLATE_SHARE = 0.2
 
 
 # A sentence that this many documents repeat word for word is the corpus's furniture (a generator's "Go to the

@@ -221,6 +221,10 @@ def extract_markdown(data: bytes, path: Path) -> Extraction:
     return Extraction(parser=f"markdown {EXTRACTOR_VERSIONS['markdown']} ({encoding})", pages=(builder.page(1),), title=title)
 
 
+# Past an opening quote, not a bracket: "(gdb) bt" and "(a) the first" open a prompt's line and a list's item.
+_OPENING_QUOTES = "\"'`‘“"
+
+
 def plain_paragraphs(block: str) -> list[str]:
     """The paragraphs of a blank-line-separated block of plain text. Text wrapped at a column (every line but the last
     35-120 characters long) is one paragraph, its line breaks spaces; otherwise (a list of names, an address, a table of
@@ -236,10 +240,6 @@ def plain_paragraphs(block: str) -> list[str]:
         else:
             paragraphs.append(line)
     return paragraphs
-
-
-# Past an opening quote, not a bracket: "(gdb) bt" and "(a) the first" open a prompt's line and a list's item.
-_OPENING_QUOTES = "\"'`‘“"
 
 
 def extract_text(data: bytes, path: Path) -> Extraction:
@@ -479,11 +479,12 @@ def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = 
     terms the document marks as its subjects (``llmwiki.text.terms``) and its sentences' fingerprints
     (``sentence_key``), which generation compares across the corpus."""
     from llmwiki.text.segment import CODE, HEADING, LINKS, PROSE, ROW, segments
-    from llmwiki.text.terms import candidate_terms, heading_keys, term_key
+    from llmwiki.text.terms import candidate_terms, heading_key, term_key
 
     kinds: dict[str, int] = {}
     characters = 0
     sentence_keys: set[str] = set()
+    headings: set[str] = set()
     for page in extraction.pages:
         characters += len(page.text)
         for segment in segments(page.text):
@@ -492,6 +493,8 @@ def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = 
                 kinds[kind] = kinds.get(kind, 0) + 1
             if segment.kind in PROSE:
                 sentence_keys.add(sentence_key(page.text[segment.start:segment.end]))
+            elif segment.kind == HEADING and (key := heading_key(page.text[segment.start:segment.end])) is not None:
+                headings.add(key)
     dropped: dict[str, int] = {}
     for item in extraction.dropped:
         dropped[item.reason] = dropped.get(item.reason, 0) + item.size
@@ -510,7 +513,7 @@ def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = 
         "sentence_keys": sorted(sentence_keys),
         "terms": [term_key(term.name) for term in candidate_terms([page.text for page in extraction.pages], common_words=common_words,
                                                                  leave_out=[extraction.title or ""])[:60]],
-        "headings": sorted(heading_keys(page.text for page in extraction.pages)),
+        "headings": sorted(headings),
     }
 
 

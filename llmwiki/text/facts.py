@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
-from llmwiki.text import CONTRAST_BREAK, FORMS_OF_BE, FORMS_OF_DO, FORMS_OF_HAVE, GENDER, MODALS, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
+from llmwiki.text import CLAUSE_BREAK, CONTRAST_BREAK, FORMS_OF_BE, FORMS_OF_DO, FORMS_OF_HAVE, GENDER, MODALS, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 
 # The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
@@ -160,17 +160,21 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
 # formatted bytes literals are not"; "Beetles are found in most habitats, but not in the polar regions" is read by the
 # scope after the negation. What "rather than" or "instead of" names is set aside: "weeks that start on Sunday rather
 # than Monday".
-_CLAUSE_END = re.compile(r"[,;:.!?()]|\b(?:but|whereas|while|yet|although|though|however|and|so|therefore)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(rf"{CLAUSE_BREAK.pattern}|[.!?]|\b(?:and|so|therefore)\b", re.IGNORECASE)  # where a clause ends, or the next is joined on
 _SET_ASIDE = re.compile(r"\b(?:rather than|instead of)\b", re.IGNORECASE)
 _NEGATION_LINKS = FORMS_OF_BE | FORMS_OF_DO | FORMS_OF_HAVE | MODALS
 
 
-def _negated_in(text: str, near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
-    """``_negated`` over a text's words, with what a clause ending on its negation ("..., but X are not") and what
-    "rather than" sets aside govern: the stems of those clause words in near that the text says nowhere else ("raw
-    formatted strings are possible, but formatted bytes literals are not" negates "bytes" and "literals", not
-    "formatted")."""
-    governed = _negated(tokens(text), near, scope=scope)
+def _negated_in(text: str, words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
+    """``_negated`` over a text's words (``tokens(text)``), with what a clause ending on its negation ("..., but X are
+    not") and what "rather than" sets aside govern: the stems of those clause words in near that the text says nowhere
+    else ("raw formatted strings are possible, but formatted bytes literals are not" negates "bytes" and "literals",
+    not "formatted"). Read on every claim and anchor a page's verification checks: a text with no negation and nothing
+    set aside is not split into clauses."""
+    governed = _negated(words, near, scope=scope)
+    negates = any(word.lower() in NEGATIONS for word in words)
+    if not near or not negates and _SET_ASIDE.search(text) is None:
+        return governed
     spans = [match.span() for match in _CLAUSE_END.finditer(text)]
     starts, ends = [0, *(end for _, end in spans)], [*(start for start, _ in spans), len(text)]
     for start, end in zip(starts, ends):
@@ -493,8 +497,8 @@ def check_facts(claim: str, windows: Sequence[str], *, contexts: Sequence[str] |
     # literary nor ..." does not, though both hold a negation.
     evidence_words = tokens(evidence_sentence)
     shared = anchor_stems & {stem(word) for word in evidence_words} & all_terms
-    claim_negated = _negated_in(claim, shared)
-    evidence_negated = _negated_in(evidence_sentence, shared)
+    claim_negated = _negated_in(claim, claim_words, shared)
+    evidence_negated = _negated_in(evidence_sentence, evidence_words, shared)
     if claim_negated - evidence_negated:
         negation = "sentence"
     elif evidence_negated - claim_negated:

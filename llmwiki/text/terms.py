@@ -216,15 +216,17 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
     return sorted(kept, key=lambda term: (-term.score, term.name))
 
 
+def heading_key(heading: str) -> str | None:
+    """The key (``term_key``) of a heading segment's text where it could name a term, else None: what ``corpus_terms``
+    counts across documents to tell a corpus's template ("NAME" atop every manual page) from its subjects."""
+    cleaned = _clean_heading(heading)
+    return term_key(cleaned) if _acceptable(cleaned, "heading") else None
+
+
 def heading_keys(texts: Iterable[str]) -> set[str]:
-    """The keys (``term_key``) of a document's headings that could name a term: what ``corpus_terms`` counts across
-    documents to tell a corpus's template ("NAME" atop every manual page) from its subjects."""
-    keys = set()
-    for text in texts:
-        for segment in segments(text):
-            if segment.kind == HEADING and _acceptable(heading := _clean_heading(text[segment.start:segment.end]), "heading"):
-                keys.add(term_key(heading))
-    return keys
+    """``heading_key`` of every heading of the texts that has one."""
+    return {key for text in texts for segment in segments(text) if segment.kind == HEADING
+            and (key := heading_key(text[segment.start:segment.end])) is not None}
 
 
 def _add(found: dict[str, Term], name: str, kind: str, words: frozenset[str] = frozenset()) -> None:
