@@ -185,7 +185,8 @@ def test_review_notebook_in_a_real_browser_shows_stored_scores_and_the_threshold
         slider = page.get_by_role("slider").first
         slider.focus()
         slider.press("Home")  # threshold 0: every sentence counts as supported
-        page.get_by_text(f"{total} of {total} sentences shown ({total} supported at 0)").wait_for(timeout=30_000)
+        # The cells rerun under the suite's other worker: as long a wait as the first render's.
+        page.get_by_text(f"{total} of {total} sentences shown ({total} supported at 0)").wait_for(timeout=90_000)
         page.get_by_text("Source at the chunk", exact=True).wait_for(timeout=30_000)  # the weakest sentence's source, opened at its chunk ...
         assert "Lisbon" in page.locator("mark").first.inner_text()  # ... with the changed fact marked in the sentence
         second = page.get_by_role("row").nth(2)  # another sentence, selected: it and its own chunk open
