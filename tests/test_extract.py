@@ -488,6 +488,56 @@ def test_a_pdf_run_in_label_is_a_line_of_its_own_not_part_of_the_sentence_after_
     assert not any(line.startswith("**1.") for line in lines)  # control
 
 
+def _pdf_in_times(lines: list[tuple[str, float, float, str]], *, stem_v: int, roman: str = "Times-Roman") -> bytes:
+    """A one-page PDF in the unembedded Times-Roman ("R", or the name ``roman``) and Times-Bold ("B"), each with a font
+    descriptor whose stem width is ``stem_v``: a Ghostscript PDF's (a groff manual page) says 139 for both, and PDFium
+    reads the roman face as weight 695. lines: (font, size, baseline from the page's top, text), at the left margin."""
+    def descriptor(name: str) -> bytes:
+        return (f"<< /Type /FontDescriptor /FontName /{name} /Flags 34 /FontBBox [-168 -218 1000 898] /ItalicAngle 0 "
+                f"/Ascent 683 /Descent -217 /CapHeight 662 /StemV {stem_v} >>").encode()
+
+    def font(name: str, number: int) -> bytes:
+        widths = " ".join("250" if code == 32 else "722" if chr(code).isupper() else "500" if chr(code).isalnum() else "333" for code in range(32, 127))  # not all alike: a fixed pitch
+        return f"<< /Type /Font /Subtype /Type1 /BaseFont /{name} /FirstChar 32 /LastChar 126 /Widths [{widths}] /FontDescriptor {number} 0 R >>".encode()
+
+    content = "".join(f"BT /F{face} {size} Tf 72 {792 - top} Td ({text}) Tj ET\n" for face, size, top, text in lines).encode("latin-1")
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /FR 4 0 R /FB 5 0 R >> >> /Contents 8 0 R >>",
+               font(roman, 6), font("Times-Bold", 7), descriptor(roman), descriptor("Times-Bold"),
+               b"<< /Length %d >>\nstream\n" % len(content) + content + b"endstream"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return bytes(out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+
+
+@pytest.mark.parametrize(("stem_v", "roman"), [(139, "Times-Roman"), (80, "Times-Roman"), (139, "BodyFace")])  # a wrong stem width, a right one, a name that says no weight
+def test_a_pdf_roman_face_that_reads_as_heavy_sets_no_headings_and_a_lone_glyph_is_none(tmp_path, stem_v, roman):
+    body = ["The kettle heats water with a coiled element in its base and switches",
+            "itself off when the water boils, so that the pot never runs dry. The",
+            "lid opens with a button on the handle, and the filter lifts out to be",
+            "rinsed under the tap when scale has built up on its fine mesh over",
+            "the months of use in a house with hard water from the mains supply."]
+    lines = [("B", 10.9, 60, "DESCRIPTION")]
+    lines += [("R", 10, 74 + 12 * place, line) for place, line in enumerate(body)]
+    lines += [("R", 10, 150, "It takes the following settings"), ("R", 10, 162, "when it is switched on:"),  # short roman lines
+              ("R", 14, 190, "^"),  # a glyph set larger (groff's circumflex), alone on its line
+              ("R", 14, 215, "Cleaning the Kettle")]  # control: a larger line with words
+    lines += [("R", 10, 230 + 12 * place, line) for place, line in enumerate(body)]
+    path = tmp_path / "kettle.pdf"
+    path.write_bytes(_pdf_in_times(lines, stem_v=stem_v, roman=roman))
+    extraction = read(path)
+    text = "\n".join(block.text for page in extraction.pages for block in page.blocks)
+    headings = {line.lstrip("# ") for line in text.splitlines() if line.startswith("#")}
+    assert "Cleaning the Kettle" in headings  # control: a larger size still marks a heading
+    assert ("DESCRIPTION" in headings) is (roman == "Times-Roman")  # control: so does bold, where the body is not bold too
+    assert "when it is switched on:" not in headings and "It takes the following settings" not in headings
+    assert "^" not in headings and extraction.title != "^"
+
+
 def test_a_pdf_term_in_a_fixed_pitch_font_set_apart_by_a_wide_gap_is_a_label(tmp_path):
     from fpdf import FPDF
 

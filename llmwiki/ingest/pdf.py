@@ -11,7 +11,9 @@ lines with their position, size and font; the rest is read from the layout, neve
   page number; not an ellipsis set as ". . ." in a sentence), are kept out of the text.
 - **Headings**: the PDF's outline titles where a line of their page says them; else a line set larger
   than the body text (its level from the size, as printed: scaled by the text matrix, where some writers set
-  every font at size 1), or a short line all in bold. A heading is written ``#``.
+  every font at size 1), or a short line all in bold where the body text is not; a line with no letter or digit (a
+  glyph drawn larger, "ˆ") is none. Bold is read from the font's name where it names a face ("Times-Bold",
+  "Times-Roman"), from its weight only where it does not. A heading is written ``#``.
 - **Run-in labels**: a paragraph that opens with one to five words in bold and goes on in another weight ("GENERATE_XML
   If the tag is set ...", "Warning: When ..."), or with one to three words in a fixed-pitch font set apart by a gap of
   an em or more (a table of terms: "-o      Restricts the values ..."), has its label on a line of its own, in bold,
@@ -51,12 +53,17 @@ _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi",
 # A fixed-pitch font by its name (a PDF font here, a DOCX font in ``extract``): what code is set in.
 FIXED_PITCH_NAME = re.compile(r"mono|courier|consol|menlo|inconsolata|typewriter|[a-z]tt\d|sfmono|code", re.IGNORECASE)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|cmbx|cmb\d", re.IGNORECASE)
+# A font name that states a light or regular face ("Times-Roman", "Helvetica-Oblique", "NimbusSans-Regular"): the name
+# decides, not the weight PDFium derives from the font's stem width, which some writers set wrong (a Ghostscript
+# PDF's Times-Roman reads as weight 695, its bold as 728). The PDF standard's base fonts named plainly are regular too.
+_REGULAR_NAME = re.compile(r"roman|regular|book|light|thin|medium|normal|italic|oblique|^(?:[A-Z]{6}\+)?(?:helvetica|courier|arial)$", re.IGNORECASE)
 _NUMBER = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
 _PAGE_NUMBER_ONLY = re.compile(rf"^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?$", re.IGNORECASE)
 _PAGE_NUMBER_AT_END = re.compile(rf"(?:^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?\s+|\s+(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d{{1,4}})?$)", re.IGNORECASE)
 # A contents line's leader: four dots or more, or three spaced ones before a page number; not an ellipsis set as
 # spaced dots in a sentence ("with the usual \begin . . . \end construction").
 _DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{0,4}\s*$|(?:\s\.){4,}|(?:\s\.){3}\s+\d{1,4}\s*$")
+_WORD = re.compile(r"[^\W_\u02b0-\u02ff]")  # a letter or a digit; not a spacing modifier ("ˆ", "˜"), which \w counts as a letter
 _ENDS_IN_PAGE = re.compile(r"(?<![\d.,])(\d{1,4})$")
 _INDEX_ENTRY = re.compile(r",\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?)*$")
 # A list's bullet: a bullet sign, a dash, a number or letter with a stop; or a glyph the PDF maps to no printable
@@ -146,7 +153,12 @@ class _Fonts:
         if found is None:
             weight = raw.FPDFText_GetFontWeight(textpage, index)
             mono = bool(flags.value & 1) or bool(FIXED_PITCH_NAME.search(name))
-            bold = weight >= 600 or bool(flags.value & 262144) or bool(_BOLD_NAME.search(name))
+            if _BOLD_NAME.search(name):
+                bold = True
+            elif _REGULAR_NAME.search(name):
+                bold = False
+            else:
+                bold = weight >= 600 or bool(flags.value & 262144)
             found = self.cache[key] = (mono, bold)
         return found
 
@@ -433,6 +445,9 @@ def _mark_headings(pages: list[_Page], outline: list[tuple[int, int, str]], body
     larger = sorted({line.size for page in pages for line in page.lines if line.size >= body_size * 1.15 and line.kind == "text"}, reverse=True)
     size_level = {size: min(position + 1, 4) for position, size in enumerate(larger)}
     deepest = max([depth for _, depth, _ in outline] + [len(size_level), 1])
+    # Bold sets a heading apart only where the body text is not itself bold (a font whose weight reads wrong).
+    body = [line for page in pages for line in page.lines if line.kind == "text" and abs(line.size - body_size) < 1]
+    bold_marks = sum(len(line.text) for line in body if line.bold) < 0.5 * sum(len(line.text) for line in body)
     for page_number, page in enumerate(pages):
         titles = by_page.get(page_number, []) + by_page.get(page_number - 1, [])
         for line in page.lines:
@@ -443,9 +458,11 @@ def _mark_headings(pages: list[_Page], outline: list[tuple[int, int, str]], body
             if matched is not None:
                 line.kind, line.level = "heading", min(matched, 6)
                 matched_entries.update((index, normalised) for index in (page_number, page_number - 1))
+            elif not _WORD.search(line.text):
+                continue  # a glyph set apart, an accent or a rule drawn in a larger size: no heading says nothing
             elif line.size in size_level and len(line.words) <= 14 and not line.mono:
                 line.kind, line.level = "heading", size_level[line.size]
-            elif line.bold and not line.mono and len(line.words) <= 10 and not line.text.endswith((".", ",", ";")) and abs(line.size - body_size) < 1:
+            elif bold_marks and line.bold and not line.mono and len(line.words) <= 10 and not line.text.endswith((".", ",", ";")) and abs(line.size - body_size) < 1:
                 line.kind, line.level = "heading", min(deepest + 1, 6)
     return matched_entries
 
