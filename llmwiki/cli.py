@@ -186,19 +186,13 @@ def mcp_command(workspace_path: str | None, http: str | None, allow_remote: bool
 
 
 def _print_ingest(workspace: Workspace, report) -> None:
-    from llmwiki.ingest.sources import SHOWN
-
     for outcome in report.outcomes:
         if outcome.action in ("ingested", "updated"):
             console.print(f"  {outcome.action:<9} {outcome.path} ({outcome.chunk_count} chunks)")
         for note in outcome.notes:
             errors.print(f"  note      {outcome.path}: {note}")
-    for outcome in report.problems:
-        errors.print(f"  {outcome.action:<9} {outcome.reason}", style="red")
-    for outcome in report.skipped[:SHOWN]:  # a saved documentation site can hold hundreds of redirects
-        errors.print(f"  skipped   {outcome.reason}")
-    if len(report.skipped) > SHOWN:
-        errors.print(f"  skipped   {len(report.skipped) - SHOWN} more pages that only redirect to another")
+    for action, line in report.problem_lines():  # a folder's files refused for one reason: the first few, the rest counted
+        errors.print(f"  {action:<9} {line}", style=None if action == "skipped" else "red")
     reread = report.count("re-extracted")
     if reread:
         errors.print(f"note: {reread} source(s) were read by an older extractor and were read again with this release's; "

@@ -12,7 +12,7 @@ with app.setup:
 
     from llmwiki.errors import LlmwikiError
     from llmwiki.ingest.extract import sections_of
-    from llmwiki.ingest.sources import SHOWN, import_bytes
+    from llmwiki.ingest.sources import import_bytes
     from llmwiki.publish.wiki import ingest_paths
     from llmwiki.notebook_args import parse_notebook_args
     from llmwiki.publish.journal import open_workspace
@@ -73,8 +73,8 @@ def _(ingest_button, services, uploaded, workspace, write_wiki):
             mo.output.replace(mo.callout(mo.md(f"**Ingest stopped.** {error}"), kind="danger"))
     if report is not None and not mo.running_in_notebook():
         print(report.summary())
-        for _problem in report.problems:
-            print(f"problem: {_problem.reason}")
+        for _action, _line in report.problem_lines():
+            print(f"{_action}: {_line}")
     return (report,)
 
 
@@ -87,8 +87,7 @@ def _(report):
     if _generation is not None:
         _lines.append(f"Wiki: {len(_pages)} pages written, {len(_generation.deleted)} deleted" + (f", commit `{_generation.commit[:10]}`" if _generation.commit else ""))
         _lines += [f"- note: {note}" for note in _generation.notes]
-    _lines += [f"- **{problem.action}**: {problem.reason}" for problem in report.problems]
-    _lines += [f"- skipped: {outcome.reason}" for outcome in report.skipped[:SHOWN]]
+    _lines += [f"- **{action}**: {line}" if action != "skipped" else f"- skipped: {line}" for action, line in report.problem_lines()]
     mo.callout(mo.md("\n\n".join(_lines)), kind="warn" if report.problems else "success")
     return
 

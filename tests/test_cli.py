@@ -35,6 +35,23 @@ def test_init_ingest_status_round_trip(tmp_path):
 
 
 @pytest.mark.slow
+def test_files_refused_for_one_reason_are_shown_a_few_then_counted(tmp_path):
+    from llmwiki.ingest.sources import SHOWN
+
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    llmwiki("init", str(root))
+    outside.mkdir()
+    for number in range(SHOWN + 3):
+        (outside / f"note{number}.md").write_text(f"# Note {number}\n\nThe quokka lives on Rottnest Island.\n", encoding="utf-8")
+    ingest = llmwiki("ingest", "-w", str(root), str(outside), str(root / "sources" / "missing.md"))
+    refused = [line for line in ingest.stderr.splitlines() if line.strip().startswith("refused")]
+    assert sum("is outside the workspace" in line and "note" in line for line in refused) == SHOWN
+    assert any("3 more file(s) the same way: is outside the workspace" in line and "--copy" in line for line in refused)
+    assert any("missing.md: does not exist" in line for line in refused)  # control: another reason is shown on its own
+    assert f"{SHOWN + 4} files: {SHOWN + 4} refused" in ingest.stdout
+
+
+@pytest.mark.slow
 def test_library_errors_become_one_line_without_a_traceback(tmp_path):
     result = llmwiki("status", "-w", str(tmp_path))
     assert result.returncode == 1

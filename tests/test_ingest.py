@@ -265,3 +265,19 @@ def test_a_folder_scan_counts_the_files_it_cannot_read_by_type(workspace, count_
         path.unlink()
     write(workspace, "help/kettle.md", GOOD)
     assert "not read" not in ingest_paths(workspace, count_tokens=count_tokens).summary()
+
+
+def test_problems_of_one_reason_are_shown_a_few_then_counted_and_other_reasons_apart():
+    from llmwiki.ingest.sources import SHOWN, FileOutcome, IngestReport
+
+    outside = [FileOutcome(path=f"/far/note{number}.md", action="refused", reason=f"/far/note{number}.md: is outside the workspace /ws. Copy it into /ws/sources first")
+               for number in range(SHOWN + 2)]
+    scanned = FileOutcome(path="sources/scan.pdf", action="failed", reason="sources/scan.pdf: has no text layer (a scanned PDF). Install tesseract-ocr")
+    redirects = [FileOutcome(path=f"sources/old{number}.html", action="skipped", reason=f"sources/old{number}.html: is a page that redirects to new{number}.html")
+                 for number in range(SHOWN + 3)]
+    lines = IngestReport(outcomes=(*outside, scanned, *redirects)).problem_lines()
+    assert [line for action, line in lines if action == "refused"] == [
+        *(outcome.reason for outcome in outside[:SHOWN]), "2 more file(s) the same way: is outside the workspace /ws. Copy it into /ws/sources first"]
+    assert [line for action, line in lines if action == "failed"] == [scanned.reason]  # control: another reason is shown on its own, uncounted
+    assert [line for action, line in lines if action == "skipped"] == [*(outcome.reason for outcome in redirects[:SHOWN]), "3 more pages that only redirect to another"]
+    assert IngestReport(outcomes=tuple(outside[:SHOWN])).problem_lines() == [("refused", outcome.reason) for outcome in outside[:SHOWN]]  # no count line when none is left over

@@ -80,6 +80,26 @@ class IngestReport:
     def chunk_count(self) -> int:
         return sum(outcome.chunk_count for outcome in self.outcomes)
 
+    def problem_lines(self) -> list[tuple[str, str]]:
+        """(action, line) of each problem and skipped file to show: of the files refused or failed for one reason (a
+        folder outside the workspace, scanned PDFs without OCR), the first ``SHOWN``, then one line counting the rest,
+        the reason once; of the skipped (a site's pages that only redirect, each to its own page), the first
+        ``SHOWN`` and a count."""
+        lines: list[tuple[str, str]] = []
+        alike: dict[tuple[str, str], int] = {}
+        for outcome in [*self.problems, *self.skipped]:
+            reason = outcome.reason or ""
+            if outcome.action == "skipped":
+                key = ("skipped", " more pages that only redirect to another")
+            else:
+                key = (outcome.action, reason.removeprefix(outcome.path) if outcome.path and reason.startswith(outcome.path) else f": {reason}")
+            alike[key] = alike.get(key, 0) + 1
+            if alike[key] <= SHOWN:
+                lines.append((outcome.action, reason))
+        lines += [(action, f"{count - SHOWN}{rest}" if action == "skipped" else f"{count - SHOWN} more file(s) the same way{rest}")
+                  for (action, rest), count in alike.items() if count > SHOWN]
+        return lines
+
     def summary(self) -> str:
         """One line: how many files were ingested, updated, unchanged, failed."""
         parts = [
