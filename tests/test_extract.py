@@ -491,16 +491,24 @@ def test_a_pdf_run_in_label_is_a_line_of_its_own_not_part_of_the_sentence_after_
 def _pdf_in_times(lines: list[tuple[str, float, float, str]], *, stem_v: int, roman: str = "Times-Roman") -> bytes:
     """A one-page PDF in the unembedded Times-Roman ("R", or the name ``roman``) and Times-Bold ("B"), each with a font
     descriptor whose stem width is ``stem_v``: a Ghostscript PDF's (a groff manual page) says 139 for both, and PDFium
-    reads the roman face as weight 695. lines: (font, size, baseline from the page's top, text), at the left margin."""
+    reads the roman face as weight 695. lines: (font, size, baseline from the page's top, text), at the left margin,
+    or with (x, width) after them: set from x and stretched to that width, as justified text is."""
     def descriptor(name: str) -> bytes:
         return (f"<< /Type /FontDescriptor /FontName /{name} /Flags 34 /FontBBox [-168 -218 1000 898] /ItalicAngle 0 "
                 f"/Ascent 683 /Descent -217 /CapHeight 662 /StemV {stem_v} >>").encode()
 
     def font(name: str, number: int) -> bytes:
-        widths = " ".join("250" if code == 32 else "722" if chr(code).isupper() else "500" if chr(code).isalnum() else "333" for code in range(32, 127))  # not all alike: a fixed pitch
+        widths = " ".join(str(width(code)) for code in range(32, 127))
         return f"<< /Type /Font /Subtype /Type1 /BaseFont /{name} /FirstChar 32 /LastChar 126 /Widths [{widths}] /FontDescriptor {number} 0 R >>".encode()
 
-    content = "".join(f"BT /F{face} {size} Tf 72 {792 - top} Td ({text}) Tj ET\n" for face, size, top, text in lines).encode("latin-1")
+    def width(code: int) -> int:
+        return 250 if code == 32 else 722 if chr(code).isupper() else 500 if chr(code).isalnum() else 333  # not all alike: a fixed pitch
+
+    def shown(face: str, size: float, top: float, text: str, x: float = 72, full: float | None = None) -> str:
+        scale = f"{100 * full / (sum(map(width, text.encode('latin-1'))) * size / 1000):.2f} Tz " if full else ""  # stretched to end at x + full
+        return f"BT /F{face} {size} Tf {scale}{x} {792 - top} Td ({text}) Tj ET\n"
+
+    content = "".join(shown(*line) for line in lines).encode("latin-1")
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /FR 4 0 R /FB 5 0 R >> >> /Contents 8 0 R >>",
                font(roman, 6), font("Times-Bold", 7), descriptor(roman), descriptor("Times-Bold"),
@@ -512,6 +520,26 @@ def _pdf_in_times(lines: list[tuple[str, float, float, str]], *, stem_v: int, ro
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
     return bytes(out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+
+
+def test_a_pdf_block_narrower_than_its_column_runs_full_to_its_own_edge(tmp_path):
+    body = ["The kettle heats water with a coiled element in its base and switches itself",
+            "off when the water boils, so that the pot never runs dry on the stove top. The",
+            "lid opens with a button on the handle, and the filter lifts out to be rinsed."]
+    notice = ["Permission is granted to copy and to modify this manual under the terms and",
+              "conditions of its licence, with no invariant sections; a copy of it is",  # the edge is known from the second line on
+              "in the section entitled Licence at the end of this manual."]
+    lines = [("R", 10, 80 + 12 * place, line, 72, 468) for place, line in enumerate(body)]  # justified to the column's edge, x 540
+    lines += [("R", 10, 130 + 12 * place, line, 100, 400) for place, line in enumerate(notice[:2])]  # a block indented on both sides, to x 500
+    lines += [("R", 10, 154, notice[2], 100, None)]
+    lines += [("R", 10, 180, "The base holds the cord, which winds around it for storage in a kitchen", 72, 468),
+              ("R", 10, 192, "cupboard.", 72, None),
+              ("R", 10, 204, "It also keeps the kettle level on the counter.", 72, None)]  # control: a line that ends short ends its paragraph
+    path = tmp_path / "notice.pdf"
+    path.write_bytes(_pdf_in_times(lines, stem_v=80))
+    paragraphs = [block.text for page in read(path).pages for block in page.blocks]
+    assert any("a copy of it is in the section entitled Licence at the end of this manual." in text for text in paragraphs)
+    assert "It also keeps the kettle level on the counter." in paragraphs  # control
 
 
 @pytest.mark.parametrize(("stem_v", "roman"), [(139, "Times-Roman"), (80, "Times-Roman"), (139, "BodyFace")])  # a wrong stem width, a right one, a name that says no weight

@@ -22,7 +22,8 @@ lines with their position, size and font; the rest is read from the layout, neve
 - **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
   first line, at a bullet (a bullet sign, or a glyph the PDF maps to no character: a symbol font's bullet often
   is), or after a line that ends short of its column where the next line's first word
-  would have fitted. A word hyphenated across a line break is joined, unless the document itself writes
+  would have fitted (unless it ends where the line before it does: a block set narrower than its column, as a
+  licence notice indented on both sides, runs full to its own edge). A word hyphenated across a line break is joined, unless the document itself writes
   it with a hyphen elsewhere (PDFium reads such a line and the next as one; they are split again first). A
   paragraph that a page break cuts mid-sentence is one paragraph, on the page where it starts.
 - **Two columns**: where a page's lines fall in two columns side by side (their baselines need not align; what
@@ -512,7 +513,7 @@ def _page_blocks(lines: list[Line], *, body_size: float, hyphenated: set[str], f
             continue
         close_code()
         starts = (not paragraph or previous is None or line.set_apart
-                  or _starts_paragraph(previous, line, pitch=pitch, body_size=body_size))
+                  or _starts_paragraph(previous, line, pitch=pitch, body_size=body_size, earlier=paragraph[-2] if len(paragraph) > 1 else None))
         if paragraph and starts:
             close_paragraph()
         if line.label and starts:  # a run-in label is a line of its own, as an HTML definition's term is
@@ -549,8 +550,8 @@ def _goes_on_the_line(previous: Line, line: Line) -> bool:
     return -1 <= line.x0 - previous.x1 <= 2 * previous.char_width and line.bottom < previous.top and previous.bottom < line.top
 
 
-def _starts_paragraph(previous: Line, line: Line, *, pitch: float, body_size: float) -> bool:
-    """Whether line opens a new paragraph after previous."""
+def _starts_paragraph(previous: Line, line: Line, *, pitch: float, body_size: float, earlier: Line | None = None) -> bool:
+    """Whether line opens a new paragraph after previous (earlier: the line before previous in its paragraph)."""
     if previous.kind != "text":
         return True
     if _goes_on_the_line(previous, line):
@@ -569,10 +570,18 @@ def _starts_paragraph(previous: Line, line: Line, *, pitch: float, body_size: fl
     next_word = line.words[0] if line.words else ""
     room = previous.column_right - previous.x1
     char_width = previous.char_width
-    if room > (len(next_word) + 2) * char_width and not previous.text.endswith("-"):
+    if room > (len(next_word) + 2) * char_width and not previous.text.endswith("-") and not _at_block_edge(previous, earlier):
         return True  # the next line's first word would have fitted: the line was ended on purpose
     indented = line.x0 - previous.x0 > 1.5 * char_width
     return indented and _TERMINAL.search(previous.text) is not None
+
+
+def _at_block_edge(previous: Line, earlier: Line | None) -> bool:
+    """Whether previous, a line of prose (six words or more), ends where the line before it in its paragraph ends,
+    within half a character: a block set narrower than its column (a quotation, a licence notice indented on both
+    sides) runs full to its own edge, and a short word after it would have fitted in the column but not in the
+    block. Its first line cannot tell: the edge is known from its second line on."""
+    return earlier is not None and len(previous.words) >= 6 and abs(earlier.x1 - previous.x1) <= 0.5 * previous.char_width
 
 
 _OPEN_URL = re.compile(r"\b(?:https?|ftp)://\S*[./#?=&-]$")
