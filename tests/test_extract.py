@@ -488,11 +488,12 @@ def test_a_pdf_run_in_label_is_a_line_of_its_own_not_part_of_the_sentence_after_
     assert not any(line.startswith("**1.") for line in lines)  # control
 
 
-def _pdf_in_times(lines: list[tuple[str, float, float, str]], *, stem_v: int, roman: str = "Times-Roman") -> bytes:
-    """A one-page PDF in the unembedded Times-Roman ("R", or the name ``roman``) and Times-Bold ("B"), each with a font
+def _pdf_in_times(lines: list, *, stem_v: int, roman: str = "Times-Roman") -> bytes:
+    """A PDF in the unembedded Times-Roman ("R", or the name ``roman``) and Times-Bold ("B"), each with a font
     descriptor whose stem width is ``stem_v``: a Ghostscript PDF's (a groff manual page) says 139 for both, and PDFium
     reads the roman face as weight 695. lines: (font, size, baseline from the page's top, text), at the left margin,
-    or with (x, width) after them: set from x and stretched to that width, as justified text is."""
+    or with (x, width) after them: set from x and stretched to that width, as justified text is; one page of them, or
+    a list of pages."""
     def descriptor(name: str) -> bytes:
         return (f"<< /Type /FontDescriptor /FontName /{name} /Flags 34 /FontBBox [-168 -218 1000 898] /ItalicAngle 0 "
                 f"/Ascent 683 /Descent -217 /CapHeight 662 /StemV {stem_v} >>").encode()
@@ -508,11 +509,14 @@ def _pdf_in_times(lines: list[tuple[str, float, float, str]], *, stem_v: int, ro
         scale = f"{100 * full / (sum(map(width, text.encode('latin-1'))) * size / 1000):.2f} Tz " if full else ""  # stretched to end at x + full
         return f"BT /F{face} {size} Tf {scale}{x} {792 - top} Td ({text}) Tj ET\n"
 
-    content = "".join(shown(*line) for line in lines).encode("latin-1")
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /FR 4 0 R /FB 5 0 R >> >> /Contents 8 0 R >>",
-               font(roman, 6), font("Times-Bold", 7), descriptor(roman), descriptor("Times-Bold"),
-               b"<< /Length %d >>\nstream\n" % len(content) + content + b"endstream"]
+    pages = lines if lines and isinstance(lines[0], list) else [lines]
+    kids = " ".join(f"{7 + 2 * place} 0 R" for place in range(len(pages)))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
+               font(roman, 5), font("Times-Bold", 6), descriptor(roman), descriptor("Times-Bold")]
+    for place, page in enumerate(pages):
+        content = "".join(shown(*line) for line in page).encode("latin-1")
+        objects += [f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /FR 3 0 R /FB 4 0 R >> >> /Contents {8 + 2 * place} 0 R >>".encode(),
+                    b"<< /Length %d >>\nstream\n" % len(content) + content + b"endstream"]
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number, body in enumerate(objects, 1):
         offsets.append(len(out))
@@ -540,6 +544,29 @@ def test_a_pdf_block_narrower_than_its_column_runs_full_to_its_own_edge(tmp_path
     paragraphs = [block.text for page in read(path).pages for block in page.blocks]
     assert any("a copy of it is in the section entitled Licence at the end of this manual." in text for text in paragraphs)
     assert "It also keeps the kettle level on the counter." in paragraphs  # control
+
+
+def test_a_pdf_heading_too_long_for_a_line_is_one_heading_and_a_chapter_numbered_as_its_page_is_kept(tmp_path):
+    body = ["The kettle heats water with a coiled element in its base and switches itself",
+            "off when the water boils, so that the pot never runs dry on the stove top. The",
+            "lid opens with a button on the handle, and the filter lifts out to be rinsed."]
+
+    def page(number: int, top: list) -> list:
+        return [*top, *[("R", 10, 300 + 12 * place, line, 72, 468) for place, line in enumerate(body)], ("R", 10, 760, str(number))]
+
+    pages = [page(1, [("B", 18, 80, "1 Kettles and Their Care")]),  # a chapter's title, numbered as its page is
+             page(2, [("B", 14, 80, "Cleaning the Element and the Filter Mesh After Hard", 72, 468), ("B", 14, 97, "Water Use"),  # wraps
+                      ("B", 14, 140, "Descaling"), ("B", 14, 157, "Vinegar and Citric Acid")]),  # control: two headings in a row
+             page(3, [("R", 10, 60, "3 Kettles and Their Care")]),  # control: a running head at the body's size holds the page number
+             page(4, [])]
+    path = tmp_path / "kettles.pdf"
+    path.write_bytes(_pdf_in_times(pages, stem_v=80))
+    extraction = read(path)
+    headings = [line.lstrip("# ") for page in extraction.pages for line in page.text.splitlines() if line.startswith("#")]
+    assert "1 Kettles and Their Care" in headings
+    assert "Cleaning the Element and the Filter Mesh After Hard Water Use" in headings
+    assert "Descaling" in headings and "Vinegar and Citric Acid" in headings  # control
+    assert "3 Kettles and Their Care" not in " ".join(page.text for page in extraction.pages)  # control
 
 
 @pytest.mark.parametrize(("stem_v", "roman"), [(139, "Times-Roman"), (80, "Times-Roman"), (139, "BodyFace")])  # a wrong stem width, a right one, a name that says no weight

@@ -5,7 +5,8 @@ lines with their position, size and font; the rest is read from the layout, neve
 
 - **Page furniture**: a page's top and bottom lines that, with their page number taken off, recur at the
   top or bottom of three pages or more (of both pages of a two-page document) are running heads and feet; a line there that is only a page number
-  ("12", "iv", "Page 3 of 10") goes too.
+  ("12", "iv", "Page 3 of 10") goes too, and one that holds the page's number where the pages' numbers stand,
+  unless it is set larger than the body (a chapter's title numbered as its page: "1 Introduction" atop page 1).
 - **Contents and index pages**: a page whose lines mostly end in a page number (rising, for contents;
   after commas, for an index), and any line with a dot leader (four dots or more, or three spaced ones before a
   page number; not an ellipsis set as ". . ." in a sentence), are kept out of the text.
@@ -13,7 +14,9 @@ lines with their position, size and font; the rest is read from the layout, neve
   than the body text (its level from the size, as printed: scaled by the text matrix, where some writers set
   every font at size 1), or a short line all in bold where the body text is not; a line with no letter or digit (a
   glyph drawn larger, "ˆ") is none. Bold is read from the font's name where it names a face ("Times-Bold",
-  "Times-Roman"), from its weight only where it does not. A heading is written ``#``.
+  "Times-Roman"), from its weight only where it does not. A heading too long for its line goes on on the next (a line
+  of its size and level right below one that ran full, or the rest of an outline title), as one heading. A
+  heading is written ``#``.
 - **Run-in labels**: a paragraph that opens with one to five words in bold and goes on in another weight ("GENERATE_XML
   If the tag is set ...", "Warning: When ..."), or with one to three words in a fixed-pitch font set apart by a gap of
   an em or more (a table of terms: "-o      Restricts the values ..."), has its label on a line of its own, in bold,
@@ -91,6 +94,7 @@ class Line:
     after_label: str = ""
     set_apart: bool = False  # the label is set apart by a wide gap: a table of terms, whose every row begins an item
     column_right: float = 0.0  # where the lines of its column end when they run full (``_set_column_edges``)
+    goes_on_heading: bool = False  # the second printed line of an outline title that the line before it begins
 
     @property
     def words(self) -> list[str]:
@@ -337,6 +341,11 @@ def _drop_furniture(pages: list[_Page], dropped: list[Dropped]) -> None:
     for page in pages:
         recurring.update({_furniture_key(line.text) for line in _edge_lines(page)})
     offset = _page_number_offset(pages)
+    sizes = Counter()
+    for page in pages:
+        for line in page.lines:
+            sizes[line.size] += len(line.text)
+    body_size = sizes.most_common(1)[0][0] if sizes else 10.0
     for page_index, page in enumerate(pages):
         ordered = sorted(page.lines, key=lambda line: -line.top)
         for position, line in enumerate(ordered):
@@ -347,7 +356,10 @@ def _drop_furniture(pages: list[_Page], dropped: list[Dropped]) -> None:
             if _PAGE_NUMBER_ONLY.match(line.text.strip()) or not key:
                 reason = "page number"
             # A running head recurs on three pages, or on both pages of a two-page document.
-            elif len(line.words) <= 15 and (recurring[key] >= min(3, len(pages)) > 1 or (offset is not None and _edge_number(line.text) == page_index + offset)):
+            # Or it holds the page's number where the pages' numbers stand, unless set larger than the body: a chapter's
+            # title whose number is the page's ("1 Building and Installing" atop page 1).
+            elif len(line.words) <= 15 and (recurring[key] >= min(3, len(pages)) > 1 or (offset is not None and _edge_number(line.text) == page_index + offset
+                                                                                       and line.size < 1.15 * body_size)):
                 reason = "running head or foot"
             else:
                 continue
@@ -451,11 +463,18 @@ def _mark_headings(pages: list[_Page], outline: list[tuple[int, int, str]], body
     bold_marks = sum(len(line.text) for line in body if line.bold) < 0.5 * sum(len(line.text) for line in body)
     for page_number, page in enumerate(pages):
         titles = by_page.get(page_number, []) + by_page.get(page_number - 1, [])
-        for line in page.lines:
+        for place, line in enumerate(page.lines):
             if line.kind != "text":
                 continue
             normalised = _normalised_title(line.text)
             matched = next((depth for depth, title in titles if title and normalised == title), None)
+            following = page.lines[place + 1] if place + 1 < len(page.lines) else None
+            if matched is None and following is not None and following.kind == "text" and _wraps_to(line, following):
+                both = _normalised_title(_joined(line.text, following.text, hyphenated=set(), full_text=""))
+                matched = next((depth for depth, title in titles if title and both == title), None)
+                if matched is not None:  # an outline title the page prints on two lines
+                    following.kind, following.level, following.goes_on_heading = "heading", min(matched, 6), True
+                    normalised = both
             if matched is not None:
                 line.kind, line.level = "heading", min(matched, 6)
                 matched_entries.update((index, normalised) for index in (page_number, page_number - 1))
@@ -466,6 +485,21 @@ def _mark_headings(pages: list[_Page], outline: list[tuple[int, int, str]], body
             elif bold_marks and line.bold and not line.mono and len(line.words) <= 10 and not line.text.endswith((".", ",", ";")) and abs(line.size - body_size) < 1:
                 line.kind, line.level = "heading", min(deepest + 1, 6)
     return matched_entries
+
+
+def _wraps_to(line: Line, following: Line) -> bool:
+    """Whether following may be the next printed line of a heading that line begins: set in the same size, right
+    below it (within 1.6 of its size), not left of it."""
+    return abs(line.size - following.size) < 0.5 and 0 < line.bottom - following.bottom <= 1.6 * line.size and following.x0 >= line.x0 - line.char_width
+
+
+def _wrapped_heading(line: Line, following: Line) -> bool:
+    """Whether two heading lines of one level are one heading too long for a line: following wraps from line
+    (``_wraps_to``), and line ran full, its column having no room for following's first word. Two headings in a row
+    ("Commands for Moving" above "beginning-of-line (C-a)") leave the first short."""
+    first_word = following.words[0] if following.words else ""
+    return (line.level == following.level and _wraps_to(line, following)
+            and line.column_right - line.x1 <= (len(first_word) + 2) * line.char_width)
 
 
 def _is_code(line: Line) -> bool:
@@ -499,13 +533,20 @@ def _page_blocks(lines: list[Line], *, body_size: float, hyphenated: set[str], f
             code = []
 
     previous: Line | None = None
+    heading_line: Line | None = None  # the last line of the heading just written, while nothing else has followed it
     for line in lines:
         if line.kind == "heading":
             close_paragraph()
             close_code()
-            blocks.append(("heading", f"{'#' * line.level} {line.text}", line.level))
+            if heading_line is not None and blocks and blocks[-1][0] == "heading" and (line.goes_on_heading or _wrapped_heading(heading_line, line)):
+                joined = _joined(blocks[-1][1], line.text, hyphenated=hyphenated, full_text=full_text)  # a heading too long for one line
+                blocks[-1] = ("heading", joined, line.level)
+            else:
+                blocks.append(("heading", f"{'#' * line.level} {line.text}", line.level))
+            heading_line = line
             previous = None
             continue
+        heading_line = None
         if _is_code(line):
             close_paragraph()
             code.append(line)
