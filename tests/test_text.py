@@ -155,6 +155,18 @@ def test_a_name_with_underscores_is_a_term_and_no_emphasis():
     assert terms == {"__init__()": {"code"}, "bold term": {"definition"}}  # not "init", neither as bold nor as a mention
 
 
+def test_a_placeholder_or_a_quoted_value_in_italics_is_read_as_the_word_inside():
+    from llmwiki.text.terms import candidate_terms
+
+    text = ("Show at least *<n>* digits, from *<start>* to the end. The value is *'true'* or *'false'*. Each *<pathspec>* limits "
+            "the paths. A pathspec may hold wildcards; every pathspec is matched. Count *<n>* again from *<start>* on each line, *'true'* or not.")
+    words = frozenset("n start end true false value paths digits".split())
+    names = {term.name for term in candidate_terms([text], common_words=words)}
+    assert not names & {"<n>", "<start>", "'true'", "n", "start", "true"}  # too short, or an ordinary word not defined
+    assert "pathspec" in names  # control: a placeholder that names a term of the corpus is that term
+    assert "pathspec" not in {term.name for term in candidate_terms([text.replace("*<pathspec>*", "each")], common_words=words)}  # control: marked nowhere else
+
+
 def test_an_option_of_one_letter_is_no_term_however_it_is_marked():
     from llmwiki.text.terms import candidate_terms
 

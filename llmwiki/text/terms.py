@@ -50,6 +50,10 @@ _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 WEIGHTS = {"code": 3.0, "definition": 2.5, "heading": 1.5, "name": 0.5}
 # An emphasised ordinary word is a definition only where the sentence defines it: "*generator* is", "called a *frame*".
 _DEFINES_AFTER = re.compile(r"^\s*(?:\)|,)?\s*(?:is|are|was|were|means|refers|denotes|stands for|:|—|–|\()", re.IGNORECASE)
+# A placeholder in angle brackets ("*<n>*", "*<commit>*": what the reader fills in) or a quoted value ("*'true'*") is
+# read as the word inside: "n" is too short to be a term, "true" an ordinary word that is a definition only where
+# its sentence defines it, "pathspec" a term.
+_UNWRAPPED = re.compile(r"^(?:<([^<>]+)>|'([^']+)'|\"([^\"]+)\"|‘([^‘’]+)’|“([^“”]+)”)$")
 _DEFINES_BEFORE = re.compile(r"(?:called|named|known as|termed|term|so-called|a|an)\s*$", re.IGNORECASE)
 
 
@@ -195,7 +199,7 @@ def candidate_terms(texts: Iterable[str], *, common_words: frozenset[str] = froz
             outside_code = _CODE.sub(lambda match: " " * len(match.group()), piece)  # "`__init__`" is no bold "init"
             for pattern in (_BOLD, _ITALIC):
                 for match in pattern.finditer(outside_code):
-                    name = (match.group(1) or match.group(2)).strip()
+                    name = _UNWRAPPED.sub(lambda wrapped: next(filter(None, wrapped.groups())), (match.group(1) or match.group(2)).strip())
                     defined = _DEFINES_AFTER.match(piece[match.end():]) or _DEFINES_BEFORE.search(piece[:match.start()])
                     if defined or len(_WORD.findall(name)) > 1 or name.lower() not in common_words:
                         _add(found, name, "definition", common_words)
