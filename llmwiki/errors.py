@@ -58,7 +58,7 @@ class IngestError(LlmwikiError):
 
 
 class NotADocument(IngestError):
-    """The file holds no document of its own (a page that only redirects to another): skipped, not failed."""
+    """The file holds no document of its own (a page that only redirects to another, a site's error page): skipped, not failed."""
 
 
 class UnsupportedFileError(IngestError):

@@ -250,6 +250,19 @@ def test_a_redirect_page_is_skipped_and_one_stored_before_keeps_its_content(work
     assert "boils a litre" in all_chunk_text(workspace, "sources/kettle.html")
 
 
+@pytest.mark.parametrize("title", ["Page Not Found", "404 Not Found", "Error 404 - Kettle Docs"])
+def test_a_sites_error_page_is_skipped_and_a_page_about_not_found_errors_is_read(workspace, count_tokens, title):
+    write(workspace, "404.html", f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>The page you requested does not exist. "
+                                 "You may have followed a bad link, or the page may have been moved.</p></body></html>")
+    write(workspace, "errors.html", "<html><head><title>Not Found errors</title></head><body><h1>Not Found errors</h1><p>The kettle's web "
+                                    "panel answers 404 when a page is missing.</p></body></html>")  # control: a page about the error
+    report = ingest_paths(workspace, count_tokens=count_tokens)
+    outcomes = {outcome.path: outcome for outcome in report.outcomes}
+    assert outcomes["sources/404.html"].action == "skipped" and "error page" in outcomes["sources/404.html"].reason
+    assert outcomes["sources/errors.html"].action == "ingested"
+    assert not any(path.name.startswith("404") for path in (workspace.root / "wiki").rglob("*.md"))
+
+
 def test_a_folder_scan_counts_the_files_it_cannot_read_by_type(workspace, count_tokens):
     # A folder of a format llmwiki does not read said "0 files: nothing to do"; the summary names what it passed over.
     write(workspace, "help/kettle.page", "<page><title>Kettle</title></page>")
@@ -279,5 +292,5 @@ def test_problems_of_one_reason_are_shown_a_few_then_counted_and_other_reasons_a
     assert [line for action, line in lines if action == "refused"] == [
         *(outcome.reason for outcome in outside[:SHOWN]), "2 more file(s) the same way: is outside the workspace /ws. Copy it into /ws/sources first"]
     assert [line for action, line in lines if action == "failed"] == [scanned.reason]  # control: another reason is shown on its own, uncounted
-    assert [line for action, line in lines if action == "skipped"] == [*(outcome.reason for outcome in redirects[:SHOWN]), "3 more pages that only redirect to another"]
+    assert [line for action, line in lines if action == "skipped"] == [*(outcome.reason for outcome in redirects[:SHOWN]), "3 more pages that hold no document of their own"]
     assert IngestReport(outcomes=tuple(outside[:SHOWN])).problem_lines() == [("refused", outcome.reason) for outcome in outside[:SHOWN]]  # no count line when none is left over

@@ -32,7 +32,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 4, "text": 6, "html": 6, "pdf": 12, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 4, "text": 6, "html": 7, "pdf": 12, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -115,6 +115,9 @@ def decode_text(data: bytes, path: Path) -> tuple[str, str]:
 # A page whose refresh sends the reader on and that says fewer words than this itself is a redirect, not a document:
 # documentation sites leave one at every moved page's old address ("Redirecting to ../struct.Path.html...").
 REDIRECT_WORDS = 60
+# ... and one titled as a web server's "not found" page that says as little is the site's error page: a saved site
+# keeps its 404.html ("Page Not Found. The page you requested does not exist. ..."), which is no document.
+_ERROR_PAGE_TITLE = re.compile(r"^\W*(?:(?:error\s*)?404\b.*|(?:page|file|document)\s+not\s+found\b.*|not\s+found\W*)$", re.IGNORECASE)
 
 # The most characters of code one fenced block holds (about 400 tokens of code: a chunk's budget is 512 by default).
 CODE_BLOCK_CHARACTERS = 800
@@ -289,6 +292,8 @@ def extract_html(data: bytes, path: Path) -> Extraction:
     content = html_content(text)
     if content.redirect and len(content.markdown.split()) < REDIRECT_WORDS:
         raise NotADocument(path, f"is a page that redirects to {content.redirect}, not a document of its own", "It is skipped; ingest the page it points to")
+    if content.title and _ERROR_PAGE_TITLE.match(content.title) and len(content.markdown.split()) < REDIRECT_WORDS:
+        raise NotADocument(path, f"is a site's error page (\"{content.title}\"), not a document of its own", "It is skipped")
     builder = _PageBuilder()
     first_h1 = markdown_blocks(clean_text(content.markdown), builder)
     if not builder.blocks:

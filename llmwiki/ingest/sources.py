@@ -73,7 +73,7 @@ class IngestReport:
 
     @property
     def skipped(self) -> list[FileOutcome]:
-        """Files that hold no document of their own (a page that only redirects to another)."""
+        """Files that hold no document of their own (a page that only redirects to another, a site's error page)."""
         return [outcome for outcome in self.outcomes if outcome.action == "skipped"]
 
     @property
@@ -83,14 +83,14 @@ class IngestReport:
     def problem_lines(self) -> list[tuple[str, str]]:
         """(action, line) of each problem and skipped file to show: of the files refused or failed for one reason (a
         folder outside the workspace, scanned PDFs without OCR), the first ``SHOWN``, then one line counting the rest,
-        the reason once; of the skipped (a site's pages that only redirect, each to its own page), the first
-        ``SHOWN`` and a count."""
+        the reason once; of the skipped (a site's pages that only redirect, each to its own page, and its error
+        page), the first ``SHOWN`` and a count."""
         lines: list[tuple[str, str]] = []
         alike: dict[tuple[str, str], int] = {}
         for outcome in [*self.problems, *self.skipped]:
             reason = outcome.reason or ""
             if outcome.action == "skipped":
-                key = ("skipped", " more pages that only redirect to another")
+                key = ("skipped", " more pages that hold no document of their own")
             else:
                 key = (outcome.action, reason.removeprefix(outcome.path) if outcome.path and reason.startswith(outcome.path) else f": {reason}")
             alike[key] = alike.get(key, 0) + 1
