@@ -858,3 +858,13 @@ def test_html_a_page_that_only_redirects_is_skipped_as_no_document():
     prose = " ".join(f"Step {n} of descaling the kettle takes a few minutes with vinegar." for n in range(8))
     moved = f'<html><head><meta http-equiv="refresh" content="10;url=new.html"></head><body><p>This page moves soon.</p><p>{prose}</p></body></html>'
     assert "Step 7 of descaling" in " ".join(blocks_by_text(extract(moved.encode(), Path("old.html"))))
+
+
+def test_pdf_text_puts_accents_set_apart_on_their_letters_and_reads_groffs_signs_as_ascii():
+    from llmwiki.ingest.pdf import _clean
+
+    assert _clean("Hans-Bernhard Br¨oker, Timoth´ee Lecomte, J´erˆome Lodewyck, Petr Mikul´ık") == (
+        "Hans-Bernhard Bröker, Timothée Lecomte, Jérôme Lodewyck, Petr Mikulík")
+    assert _clean("reads ˜/.bashrc; ˆC interrupts; the −−norc option, −i") == "reads ~/.bashrc; ^C interrupts; the --norc option, -i"
+    assert _clean("Bröker reads ~/.bashrc with --norc") == "Bröker reads ~/.bashrc with --norc"  # control: text already right stays
+    assert _clean("a ˆ b") == "a ^ b" and _clean("ˆˆ") == "^^"  # control: a lone hat is groff's "^"; "ˆC" is no Ĉ

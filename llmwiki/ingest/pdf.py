@@ -21,6 +21,8 @@ lines with their position, size and font; the rest is read from the layout, neve
   If the tag is set ...", "Warning: When ..."), or with one to three words in a fixed-pitch font set apart by a gap of
   an em or more (a table of terms: "-o      Restricts the values ..."), has its label on a line of its own, in bold,
   as an HTML definition's term is: a description list's term or a run-in heading is no part of the sentence after it.
+- **Characters**: ligatures spelt out; an accent set apart before its letter put on it ("Br¨oker" -> "Bröker");
+  groff's "˜", "ˆ" and minus sign read as the ASCII "~", "^" and "-" a reader types ("−−norc" -> "--norc").
 - **Code**: lines set in a fixed-pitch font become a fenced code block, indentation kept.
 - **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
   first line, at a bullet (a bullet sign, or a glyph the PDF maps to no character: a symbol font's bullet often
@@ -46,6 +48,7 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,7 +56,7 @@ from pathlib import Path
 from llmwiki.errors import IngestError
 from llmwiki.records import Dropped
 
-_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", "\u00ad": "-", "\x02": "-", "\ufffe": ""})  # U+FFFE: PDFium joined a word hyphenated across lines
+_LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", "\u00ad": "-", "\x02": "-", "\ufffe": "", "\u2212": "-"})  # U+FFFE: PDFium joined a word hyphenated across lines; U+2212: groff's "−−norc" is "--norc"
 # A fixed-pitch font by its name (a PDF font here, a DOCX font in ``extract``): what code is set in.
 FIXED_PITCH_NAME = re.compile(r"mono|courier|consol|menlo|inconsolata|typewriter|[a-z]tt\d|sfmono|code", re.IGNORECASE)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|cmbx|cmb\d", re.IGNORECASE)
@@ -240,8 +243,31 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
 
 
 def _clean(text: str) -> str:
-    """A line's text as the Markdown holds it: ligatures spelt out, runs of white space one space."""
-    return " ".join(text.translate(_LIGATURES).split())
+    """A line's text as the Markdown holds it: ligatures spelt out, accents set apart put on their letters, runs of
+    white space one space."""
+    return " ".join(spaced_accents_joined(text.translate(_LIGATURES)).split())
+
+
+# Accents a TeX or groff PDF sets as glyphs of their own before the letter ("Br¨oker", "Timoth´ee", "J´erˆome"), and
+# the combining mark each stands for; "ˆ" and "˜" that go on no letter are groff's ASCII "^" and "~" ("˜/.bashrc",
+# "ˆC" for Control-C).
+_SPACING_ACCENTS = {"¨": "\u0308", "´": "\u0301", "ˆ": "\u0302", "˜": "\u0303", "¸": "\u0327", "ˇ": "\u030c", "˘": "\u0306", "˚": "\u030a", "˝": "\u030b"}
+_ACCENT_THEN_LETTER = re.compile(r"([¨´ˆ˜¸ˇ˘˚˝])([^\W\d_\u02b0-\u02ff])?")
+_ASCII_OF = {"ˆ": "^", "˜": "~"}
+
+
+def spaced_accents_joined(text: str) -> str:
+    """Accents set apart from their letters put on them ("Br¨oker" -> "Bröker", "Mikul´ık" -> "Mikulík"), where
+    the two make one letter and a circumflex or tilde goes on a lower-case letter ("ˆC" is Control-C); a lone "ˆ"
+    or "˜" is the ASCII "^" or "~" ("˜/.bashrc" -> "~/.bashrc"). Other text as it is."""
+    def joined(match: re.Match) -> str:
+        accent, letter = match.group(1), match.group(2) or ""
+        if letter and (accent not in _ASCII_OF or letter.islower()):
+            composed = unicodedata.normalize("NFC", {"ı": "i", "ȷ": "j"}.get(letter, letter) + _SPACING_ACCENTS[accent])
+            if len(composed) == 1:
+                return composed
+        return _ASCII_OF.get(accent, accent) + letter
+    return _ACCENT_THEN_LETTER.sub(joined, text) if any(accent in text for accent in _SPACING_ACCENTS) else text
 
 
 def _run_in_label(segment: str, first: int, styles: dict[int, tuple[bool, bool]], gap) -> tuple[int, bool]:
