@@ -868,3 +868,23 @@ def test_pdf_text_puts_accents_set_apart_on_their_letters_and_reads_groffs_signs
     assert _clean("reads ˜/.bashrc; ˆC interrupts; the −−norc option, −i") == "reads ~/.bashrc; ^C interrupts; the --norc option, -i"
     assert _clean("Bröker reads ~/.bashrc with --norc") == "Bröker reads ~/.bashrc with --norc"  # control: text already right stays
     assert _clean("a ˆ b") == "a ^ b" and _clean("ˆˆ") == "^^"  # control: a lone hat is groff's "^"; "ˆC" is no Ĉ
+
+
+def test_a_pdf_running_head_that_names_a_short_section_is_left_out(tmp_path):
+    body = ["off when the water boils, so that the pot never runs dry on the stove top. The",
+            "lid opens with a button on the handle, and the filter lifts out to be rinsed."]
+    openings = ["Hard water leaves scale on the element of every kettle sooner or later, and it",  # each page's own first line:
+                "Vinegar dissolves the scale overnight, and a rinse in the morning clears it,",  # none recurs as a running head
+                "Citric acid works faster than vinegar and leaves no smell in the water, and",
+                "Rinse the kettle twice and boil a full pot once before you drink from it, or"]
+    tops = [[("B", 16, 80, "Descaling the Kettle"), ("B", 16, 200, "Filters and Lids")],
+            [("R", 10, 50, "Descaling the Kettle", 420)],  # DocBook's head at the top right: the section's title
+            [("R", 10, 50, "Made in Kettleton", 420)],  # control: a line there that is no heading's title
+            [("R", 10, 50, "Filters and Lids")]]  # control: a heading's title at the margin, the text's own
+    pages = [[*top, *[("R", 10, 120 + 12 * place, line, 72, 468) for place, line in enumerate([opening, *body])]]
+             for top, opening in zip(tops, openings)]
+    path = tmp_path / "heads.pdf"
+    path.write_bytes(_pdf_in_times(pages, stem_v=80))
+    texts = [page.text for page in read(path).pages]
+    assert "Descaling the Kettle" not in texts[1] and "Vinegar dissolves" in texts[1]
+    assert "Made in Kettleton" in texts[2] and "Filters and Lids" in texts[3]  # controls

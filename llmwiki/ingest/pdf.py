@@ -7,6 +7,8 @@ lines with their position, size and font; the rest is read from the layout, neve
   top or bottom of three pages or more (of both pages of a two-page document) are running heads and feet; a line there that is only a page number
   ("12", "iv", "Page 3 of 10") goes too, and one that holds the page's number where the pages' numbers stand,
   unless it is set larger than the body (a chapter's title numbered as its page: "1 Introduction" atop page 1).
+  A head that names the page's section, set at the top right with no page number (DocBook's print style), goes
+  however few pages the section has, where it says a heading's title.
 - **Contents and index pages**: a page whose lines mostly end in a page number (rising, for contents;
   after commas, for an index), and any line with a dot leader (four dots or more, or three spaced ones before a
   page number; not an ellipsis set as ". . ." in a sentence), are kept out of the text.
@@ -391,6 +393,22 @@ def _drop_furniture(pages: list[_Page], dropped: list[Dropped]) -> None:
                 continue
             line.kind = "dropped"
             dropped.append(Dropped(reason=reason, text=line.text, page_number=page.number))
+
+
+def _drop_section_heads(pages: list[_Page], outline: list[tuple[int, int, str]], dropped: list[Dropped]) -> None:
+    """Leave out a running head that names the section a page is in (as DocBook's print style sets one at the top
+    right, with no page number): one of a page's two top lines, short, set well right of the left margin (from 40%
+    of the page's width), that says a heading's title. A short section's head recurs on fewer than three pages, so
+    ``_drop_furniture`` keeps it; a label atop a page at the margin ("Syntax:", "For example,") is the text's."""
+    titles = {_normalised_title(line.text) for page in pages for line in page.lines if line.kind == "heading"}
+    titles |= {_normalised_title(title) for _, _, title in outline}
+    titles.discard("")
+    for page in pages:
+        for line in sorted((line for line in page.lines if line.kind != "dropped"), key=lambda line: -line.top)[:2]:
+            if (line.kind == "text" and len(line.words) <= 12 and page.width and line.x0 >= 0.4 * page.width
+                    and _normalised_title(line.text) in titles):
+                line.kind = "dropped"
+                dropped.append(Dropped(reason="running head or foot", text=line.text, page_number=page.number))
 
 
 def _reference_page(lines: list[Line], page_count: int) -> str | None:
@@ -788,6 +806,8 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
         size_counts[line.size] += len(line.text)
     body_size = size_counts.most_common(1)[0][0] if size_counts else 10.0
     found_in_text = _mark_headings(pages, outline, body_size)
+    _drop_section_heads(pages, outline, dropped)
+    body_lines = [line for line in body_lines if line.kind != "dropped"]
     full_text = "\n".join(line.text.lower() for line in body_lines)
     hyphenated = set(re.findall(r"[^\W\d_]+-[^\W\d_]+", full_text))
     rendered = []
