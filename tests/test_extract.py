@@ -47,6 +47,23 @@ def test_markdown_keeps_tables_and_code_whole_and_drops_frontmatter():
     assert any(block.text.startswith("```python") and block.text.endswith("```") for block in extraction.pages[0].blocks)
 
 
+def test_a_markdown_note_reads_as_its_app_shows_it_links_quotes_and_callouts(tmp_path):
+    from llmwiki.text.segment import segments
+
+    note = tmp_path / "note.md"
+    note.write_text("# Kettle research\n\nMet with the [[Design Team]] on Tuesday, see [[Specs#Power|the power spec]] and [[Specs#Power]].\n"
+                    "![[kettle.png]]\n\n> [!note] Open question\n> Should the base rotate? Nobody decided.\n\n"
+                    "> A quoted line\n> goes on here.\n\nThe filter is open. ^filter-1\n\n"
+                    "Test with `[[ -f ~/.kettlerc ]]` first.\n\n```\n> [[ -f x ]] && echo yes\n```\n", encoding="utf-8")
+    text = read(note).pages[0].text
+    sentences = [" ".join(text[part.start:part.end].split()) for part in segments(text) if part.is_prose]
+    assert "Met with the Design Team on Tuesday, see the power spec and Specs › Power." in sentences
+    assert "Should the base rotate?" in sentences and "**Note: Open question**" in sentences  # the callout's title a label of its own
+    assert "A quoted line goes on here." in sentences and "The filter is open." in sentences
+    assert "kettle.png" not in text and "^filter-1" not in text and "[!note]" not in text
+    assert "Test with `[[ -f ~/.kettlerc ]]` first." in sentences and "> [[ -f x ]] && echo yes" in text  # controls: code as written
+
+
 def test_markdown_without_frontmatter_takes_title_from_h1(tmp_path):
     path = tmp_path / "plain.md"
     path.write_text("Intro line.\n\n# Real Title\n\nBody.\n", encoding="utf-8")

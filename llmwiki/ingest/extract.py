@@ -32,7 +32,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 4, "text": 6, "html": 7, "pdf": 14, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 5, "text": 6, "html": 7, "pdf": 14, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -207,6 +207,9 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
             builder.add(f"{'#' * level} {title}", breadcrumb.enter(level, title), is_heading=True)
         elif token.type == "html_block" and token.content.lstrip().startswith("<!--"):
             pass  # comments (such as a wiki page's section markers) are not content
+        elif token.type == "blockquote_open":
+            begin, end = token.map
+            builder.add(_unquoted("\n".join(lines[begin:end])), breadcrumb.current)
         else:
             begin, end = token.map
             builder.add("\n".join(lines[begin:end]), breadcrumb.current)
@@ -214,12 +217,44 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
     return first_h1
 
 
+# A quotation's markers ("> ", "> > "), and a note-taking app's callout mark opening one ("> [!note] Title").
+_QUOTE_MARKS = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+", re.MULTILINE)
+_CALLOUT = re.compile(r"^\[!(\w+)\][+-]?[ \t]*([^\n]*)\n?")
+
+
+def _unquoted(block: str) -> str:
+    """A block quotation as its reader sees it: its lines without their "> " marks; a callout's "[!note] Open question"
+    line a label of its own, as a definition's term is ("**Note: Open question**"), not part of the sentence after it."""
+    text = _QUOTE_MARKS.sub("", block).lstrip()
+    return _CALLOUT.sub(lambda mark: f"**{': '.join(filter(None, (mark.group(1).capitalize(), mark.group(2).strip())))}**\n\n", text, count=1)
+
+
+# The links, embeds and block ids of wiki-style notes (Obsidian, Foam, Logseq): "[[Page]]", "[[Page#Part|shown text]]",
+# "![[diagram.png]]", a paragraph's closing "^block-id".
+_WIKI_EMBED = re.compile(r"!\[\[[^\[\]\n]+\]\]")
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+))?\]\]")
+_BLOCK_ID = re.compile(r"[ \t]+\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
+
+
+def wiki_links_read(text: str) -> str:
+    """A note's wiki-style links as a reader sees them: "[[Design Team]]" -> "Design Team", "[[Specs#Power|the power
+    spec]]" -> "the power spec", "[[Specs#Power]]" -> "Specs › Power"; embeds and block ids left out. Code is not
+    looked into: "[[ -f x ]]" in a shell example stays."""
+    def link(match: re.Match) -> str:
+        target, shown = match.group(1).strip(), (match.group(2) or "").strip()
+        return shown or " › ".join(part.strip() for part in target.split("#") if part.strip())
+
+    pieces = re.split(r"(```.*?```|`[^`\n]+`)", text, flags=re.DOTALL)  # code spans and fences kept as written
+    return "".join(piece if index % 2 else _BLOCK_ID.sub("", _WIKI_LINK.sub(link, _WIKI_EMBED.sub("", piece)))
+                   for index, piece in enumerate(pieces))
+
+
 def extract_markdown(data: bytes, path: Path) -> Extraction:
     text, encoding = decode_text(data, path)
     frontmatter = read_frontmatter(text)
     meta, body = (frontmatter.meta, frontmatter.body) if frontmatter.found and not frontmatter.error else ({}, text)
     builder = _PageBuilder()
-    first_h1 = markdown_blocks(body, builder)
+    first_h1 = markdown_blocks(wiki_links_read(body), builder)
     title = meta.get("title") if isinstance(meta.get("title"), str) else first_h1
     return Extraction(parser=f"markdown {EXTRACTOR_VERSIONS['markdown']} ({encoding})", pages=(builder.page(1),), title=title)
 
