@@ -479,12 +479,16 @@ def context_table(workspace_path: Path, sets: dict[str, list[dict]]) -> None:
     print("\nContext (the selector's context for a fact question holds one of its references)")
     for name, rows in sets.items():
         facts = [row for row in rows if row["kind"] == "fact"]
-        hits = 0
+        hits = cited_only = 0
         for row in facts:
             selection = select(workspace, row["question"], services=services)
             text = " ".join(re.sub(r"\s+", " ", getattr(item, "text", "").lower()) for item in selection.items)
-            hits += any(re.sub(r"\s+", " ", reference.lower()) in text for reference in row["references"])
-        print(f"  {name:20} {hits / max(len(facts), 1):.3f} ({hits} of {len(facts)})")
+            held = any(re.sub(r"\s+", " ", reference.lower()) in text for reference in row["references"])
+            hits += held
+            # As tools/context_recall.py counts: a reference such as "79" is also found in a wiki page's citation "[c2179]".
+            cited_only += held and not any(re.sub(r"\s+", " ", reference.lower()) in CITE.sub(" ", text) for reference in row["references"])
+        print(f"  {name:20} {hits / max(len(facts), 1):.3f} ({hits} of {len(facts)}"
+              + (f"; {cited_only} only in a citation number, {(hits - cited_only) / max(len(facts), 1):.3f} without)" if cited_only else ")"))
 
 
 def _whole_answer_sentences(answer: str) -> list[str]:
