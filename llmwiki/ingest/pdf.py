@@ -16,7 +16,7 @@ lines with their position, size and font; the rest is read from the layout, neve
   than the body text (its level from the size, as printed: scaled by the text matrix, where some writers set
   every font at size 1), or a short line all in bold where the body text is not; a line with no letter or digit (a
   glyph drawn larger, "ˆ") is none. Bold is read from the font's name where it names a face ("Times-Bold",
-  "Times-Roman"), from its weight only where it does not. A heading too long for its line goes on on the next (a line
+  "Times-Roman"), from its weight only where it does not. A heading too long for its line continues on the next (a line
   of its size and level right below one that ran full, or the rest of an outline title), as one heading. A
   heading is written ``#``.
 - **Run-in labels**: a paragraph that opens with one to five words in bold and goes on in another weight ("GENERATE_XML
@@ -52,6 +52,7 @@ import subprocess
 import tempfile
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -369,11 +370,7 @@ def _drop_furniture(pages: list[_Page], dropped: list[Dropped]) -> None:
     for page in pages:
         recurring.update({_furniture_key(line.text) for line in _edge_lines(page)})
     offset = _page_number_offset(pages)
-    sizes = Counter()
-    for page in pages:
-        for line in page.lines:
-            sizes[line.size] += len(line.text)
-    body_size = sizes.most_common(1)[0][0] if sizes else 10.0
+    body_size = _body_size(line for page in pages for line in page.lines)
     for page_index, page in enumerate(pages):
         ordered = sorted(page.lines, key=lambda line: -line.top)
         for position, line in enumerate(ordered):
@@ -393,6 +390,14 @@ def _drop_furniture(pages: list[_Page], dropped: list[Dropped]) -> None:
                 continue
             line.kind = "dropped"
             dropped.append(Dropped(reason=reason, text=line.text, page_number=page.number))
+
+
+def _body_size(lines: Iterable[Line]) -> float:
+    """The size most of the lines' characters are set in: the body text's."""
+    sizes: Counter[float] = Counter()
+    for line in lines:
+        sizes[line.size] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 10.0
 
 
 def _drop_section_heads(pages: list[_Page], outline: list[tuple[int, int, str]], dropped: list[Dropped]) -> None:
@@ -801,10 +806,7 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
                 line.kind = "dropped"
                 dropped.append(Dropped(reason="contents", text=line.text, page_number=page.number))
     body_lines = [line for page in pages for line in page.lines if line.kind == "text"]
-    size_counts = Counter()
-    for line in body_lines:
-        size_counts[line.size] += len(line.text)
-    body_size = size_counts.most_common(1)[0][0] if size_counts else 10.0
+    body_size = _body_size(body_lines)
     found_in_text = _mark_headings(pages, outline, body_size)
     _drop_section_heads(pages, outline, dropped)
     body_lines = [line for line in body_lines if line.kind != "dropped"]
