@@ -234,6 +234,7 @@ def _unquoted(block: str) -> str:
 _WIKI_EMBED = re.compile(r"!\[\[[^\[\]\n]+\]\]")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+))?\]\]")
 _BLOCK_ID = re.compile(r"[ \t]+\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
+_CODE_PIECES = re.compile(r"(```.*?```|`[^`\n]+`)", re.DOTALL)  # fences and code spans, kept as written
 
 
 def wiki_links_read(text: str) -> str:
@@ -244,7 +245,7 @@ def wiki_links_read(text: str) -> str:
         target, shown = match.group(1).strip(), (match.group(2) or "").strip()
         return shown or " › ".join(part.strip() for part in target.split("#") if part.strip())
 
-    pieces = re.split(r"(```.*?```|`[^`\n]+`)", text, flags=re.DOTALL)  # code spans and fences kept as written
+    pieces = _CODE_PIECES.split(text)
     return "".join(piece if index % 2 else _BLOCK_ID.sub("", _WIKI_LINK.sub(link, _WIKI_EMBED.sub("", piece)))
                    for index, piece in enumerate(pieces))
 
@@ -325,9 +326,10 @@ def underlined_heading(block: str) -> tuple[str, str, str] | None:
 def extract_html(data: bytes, path: Path) -> Extraction:
     text, encoding = decode_text(data, path)
     content = html_content(text)
-    if content.redirect and len(content.markdown.split()) < REDIRECT_WORDS:
+    says_little = len(content.markdown.split()) < REDIRECT_WORDS
+    if content.redirect and says_little:
         raise NotADocument(path, f"is a page that redirects to {content.redirect}, not a document of its own", "It is skipped; ingest the page it points to")
-    if content.title and _ERROR_PAGE_TITLE.match(content.title) and len(content.markdown.split()) < REDIRECT_WORDS:
+    if says_little and content.title and _ERROR_PAGE_TITLE.match(content.title):
         raise NotADocument(path, f"is a site's error page (\"{content.title}\"), not a document of its own", "It is skipped")
     builder = _PageBuilder()
     first_h1 = markdown_blocks(clean_text(content.markdown), builder)

@@ -73,7 +73,9 @@ _PAGE_NUMBER_AT_END = re.compile(rf"(?:^(?:page\s+)?{_NUMBER}(?:\s*(?:/|of)\s*\d
 # A contents line's leader: four dots or more, or three spaced ones before a page number; not an ellipsis set as
 # spaced dots in a sentence ("with the usual \begin . . . \end construction").
 _DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d{0,4}\s*$|(?:\s\.){4,}|(?:\s\.){3}\s+\d{1,4}\s*$")
-_WORD = re.compile(r"[^\W_\u02b0-\u02ff]")  # a letter or a digit; not a spacing modifier ("ˆ", "˜"), which \w counts as a letter
+# A letter: not a spacing modifier ("ˇ", "ʼ"), which \w counts as one; a line without a letter or digit is no heading.
+_LETTER = r"[^\W\d_\u02b0-\u02ff]"
+_WORD = re.compile(rf"{_LETTER}|\d")
 _ENDS_IN_PAGE = re.compile(r"(?<![\d.,])(\d{1,4})$")
 _INDEX_ENTRY = re.compile(r",\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?(?:\s*,\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?)*$")
 # A list's bullet: a bullet sign, a dash, a number or letter with a stop; or a glyph the PDF maps to no printable
@@ -255,7 +257,7 @@ def _clean(text: str) -> str:
 # the combining mark each stands for; "ˆ" and "˜" that go on no letter are groff's ASCII "^" and "~" ("˜/.bashrc",
 # "ˆC" for Control-C).
 _SPACING_ACCENTS = {"¨": "\u0308", "´": "\u0301", "ˆ": "\u0302", "˜": "\u0303", "¸": "\u0327", "ˇ": "\u030c", "˘": "\u0306", "˚": "\u030a", "˝": "\u030b"}
-_ACCENT_THEN_LETTER = re.compile(r"([¨´ˆ˜¸ˇ˘˚˝])([^\W\d_\u02b0-\u02ff])?")
+_ACCENT_THEN_LETTER = re.compile(rf"([¨´ˆ˜¸ˇ˘˚˝])({_LETTER})?")
 _ASCII_OF = {"ˆ": "^", "˜": "~"}
 
 

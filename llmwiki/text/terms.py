@@ -227,12 +227,6 @@ def heading_key(heading: str) -> str | None:
     return term_key(cleaned) if _acceptable(cleaned, "heading") else None
 
 
-def heading_keys(texts: Iterable[str]) -> set[str]:
-    """``heading_key`` of every heading of the texts that has one."""
-    return {key for text in texts for segment in segments(text) if segment.kind == HEADING
-            and (key := heading_key(text[segment.start:segment.end])) is not None}
-
-
 def _add(found: dict[str, Term], name: str, kind: str, words: frozenset[str] = frozenset()) -> None:
     name = re.sub(r"['’]s$", "", " ".join(name.split()))
     if not _acceptable(name, kind):
