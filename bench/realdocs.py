@@ -17,15 +17,15 @@ One run prints, each beside its reference in the same run:
 - **build**: ``llmwiki ingest`` of both corpora into one workspace (a subprocess): seconds per MB and peak
   memory. ``--scale DIR ...`` times the same for other folders of documents (the goal: 1,000 HTML pages, about
   20 MB, ingested with their wiki in under 3 minutes, under 1 GB).
-- **wiki**: the realdocs README's measures of the generated wiki: fragment share, boilerplate share,
-  concept precision against the docs' own index (and the glossary) with the index terms the concepts
-  cover.
+- **wiki**: the realdocs README's measures of the generated wiki: fragment share, boilerplate share, pages that
+  quote one sentence twice, concept precision against the docs' own index (and the glossary) with the index terms
+  the concepts cover.
 - **context** and **qa**: per question set, the selector's context holding a reference, and
   ``llmwiki ask --batch --json`` scored as ``tools/qa_score.py`` scores it.
 - **written** (not run by default): the same scoring on the questions written here from the same documents
   (``training/data``: fact questions that reuse a sentence's words, fact questions in other words, yes/no
   questions), a check on an answer rule beside the measuring sets, which no rule may be fitted on.
-- **other** (not run by default): context and answers on documents of other tools (``bench/otherdocs.sh`` fetches
+- **other** (not run by default): the wiki's measures, context and answers on documents of other tools (``bench/otherdocs.sh`` fetches
   them: Apache's, aptitude's and Aspell's HTML manuals, the Asymptote and Debian Reference PDFs) with the questions
   written here on what they do by default (``training/data/otherdocs_defaults.tsv``): a rule suggested by the
   realdocs corpora measured on corpora it was not written from.
@@ -412,6 +412,9 @@ def wiki_table(data: Path, workspace: Path) -> None:
     print(f"\nWiki: {len(pages)} pages ({summaries} summaries, {len(concepts)} concepts), {len(sentences)} body sentences")
     print(f"  fragment share {len(fragments) / max(len(sentences), 1):.3f}   (before this round: 0.618; goal <= 0.02)")
     print(f"  boilerplate share {boilerplate / max(len(sentences), 1):.3f}   (before: 0.270; goal <= 0.01)")
+    repeats = {path: len(found) - len({re.sub(r"\W+", " ", sentence.lower()).strip() for sentence in found}) for path, found in pages.items()}
+    print(f"  pages quoting one sentence twice or more: {sum(count > 0 for count in repeats.values())} of {len(pages)} "
+          f"({sum(repeats.values())} repeats)")
     for sentence in fragments[:5]:
         print(f"    fragment: {sentence[:120]}")
     index_file = data / "truth" / "genindex-all.html"
@@ -587,6 +590,7 @@ def main() -> None:
         answered |= qa_table(args.workspace, sets)
     if "other" in parts:
         other = other_docs(args.other, args.other_workspace, rebuild=args.rebuild, questions=args.other_questions)
+        wiki_table(args.other, args.other_workspace)
         context_table(args.other_workspace, other)
         answered |= qa_table(args.other_workspace, other)
     if args.answers and answered:

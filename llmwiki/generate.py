@@ -158,7 +158,7 @@ def _is_prose(text: str) -> bool:
     words = text.split()
     if not 6 <= len(words) <= 60 or not is_whole_sentence(text) or text.endswith(":"):
         return False
-    if text.startswith(("*", "-", "#", "|", "[", "!", ":")) or "http" in text or "URL accessed" in text or "Retrieved" in text:
+    if text.startswith(("* ", "-", "#", "|", "[", "!", ":")) or "http" in text or "URL accessed" in text or "Retrieved" in text:
         return False
     letters = sum(char.isalpha() for char in text)
     return letters / max(len(text), 1) > 0.6
@@ -213,13 +213,20 @@ def extractive_draft(document: Document, chunks: Sequence[Chunk], *, summary_sen
     shared(term key): whether other documents of the corpus mark the term as a subject too (``corpus_terms``); a term
     only this document marks gets no concept page. None: every term of the document may (a corpus of one or two).
     repeated(sentence): whether many documents of the corpus repeat the sentence word for word (``repeated_sentences``):
-    such a sentence says nothing of this document and is quoted by no page, unless most of the document's sentences
-    are (five or more, four in five repeated): a copy of another document, another version of a manual, keeps them."""
+    such a sentence says nothing of this document and is quoted by no page, unless the document has next to nothing
+    of its own (five sentences or more, four in five repeated, fewer than two not): a copy of another document,
+    another version of a manual, keeps them. An API page that inherits a hundred methods' descriptions keeps its own
+    two. A sentence the document itself says again (overloads that share a description) is quoted once."""
     sentences = [sentence for sentence in source_sentences(chunks) if _is_prose(sentence.text) and not sentence.legal]
     if repeated is not None:
         flags = [repeated(sentence.text) for sentence in sentences]
-        if not (len(sentences) >= 5 and sum(flags) >= 0.8 * len(sentences)):  # most of it repeated: a copy of a document (another version), not furniture
-            sentences = [sentence for sentence, flag in zip(sentences, flags) if not flag]
+        own = [sentence for sentence, flag in zip(sentences, flags) if not flag]
+        if not (len(sentences) >= 5 and sum(flags) >= 0.8 * len(sentences) and len(own) < MIN_OWN_SENTENCES):
+            sentences = own
+    first: dict[str, Sentence] = {}
+    for sentence in sentences:
+        first.setdefault(sentence_key(sentence.text), sentence)
+    sentences = list(first.values())
     scores = rank_sentences(sentences)
     # The first prose sentence usually says what the document is; it always leads. The others are the most central of the
     # sentences that open a section (each says what its section is about), or of all sentences in a document with few sections.
@@ -342,6 +349,8 @@ def corpus_terms(reports: Mapping[str, dict]) -> Callable[[str], bool] | None:
 # documentation of this file.", a notice on every page), whatever a document's layout: the measure of boilerplate
 # in the realdocs scorer (a sentence found on five pages or more).
 REPEATED_IN = 5
+# A document with fewer sentences of its own than this, and most of the rest repeated, is a copy of another.
+MIN_OWN_SENTENCES = 2
 
 
 def repeated_sentences(reports: Mapping[str, dict]) -> Callable[[str], bool]:

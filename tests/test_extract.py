@@ -905,3 +905,21 @@ def test_a_pdf_running_head_that_names_a_short_section_is_left_out(tmp_path):
     texts = [page.text for page in read(path).pages]
     assert "Descaling the Kettle" not in texts[1] and "Vinegar dissolves" in texts[1]
     assert "Made in Kettleton" in texts[2] and "Filters and Lids" in texts[3]  # controls
+
+
+_BOOK_BAR = '<div id="menu-bar"><h1 class="menu-title">The Kettle Book</h1></div>'
+_CHAPTER = ("<p>Ownership is a set of rules that governs how a program manages memory.</p>"
+            "<p>Every value has one owner at a time, and the value is dropped when its owner goes out of scope.</p>")
+
+
+@pytest.mark.parametrize(("page_title", "body", "expected"), [
+    # the chapter, not the book's name in the bar above it: its heading an <h2> of the main content, or a second <h1>
+    ("What Is Ownership? - The Kettle Book", f"{_BOOK_BAR}<main><h2>What Is Ownership?</h2>{_CHAPTER}</main>", "What Is Ownership?"),
+    ("Understanding Ownership - The Kettle Book", f"{_BOOK_BAR}<div><h1>Understanding Ownership</h1>{_CHAPTER}</div>", "Understanding Ownership"),
+    ("The Kettle Book", f"{_BOOK_BAR}<main><h2>What Is Ownership?</h2>{_CHAPTER}</main>", "The Kettle Book"),  # control: the <title> names the book only
+    ("Kettles: About This Manual", f"{_BOOK_BAR}<main><h1>About This Manual</h1>{_CHAPTER}</main>", "About This Manual"),  # control: site name first
+])
+def test_an_html_title_is_the_contents_heading_the_title_names_not_a_bar_above_it(page_title, body, expected):
+    from llmwiki.ingest.html import html_content
+
+    assert html_content(f"<html><head><title>{page_title}</title></head><body>{body}</body></html>").title == expected

@@ -352,3 +352,37 @@ def test_copies_of_a_document_keep_their_sentences(workspace):
     ingest_paths(workspace)
     summaries = [path.read_text(encoding="utf-8") for path in (workspace.root / "wiki" / "summaries").glob("*.md")]
     assert len(summaries) == 6 and all("keeps the water at a different temperature" in summary for summary in summaries)
+
+
+def test_an_api_page_keeps_its_own_sentences_not_the_ones_it_inherits_nor_one_twice(workspace):
+    # Six iterator pages each inherit the same method descriptions (repeated on every page of the site) and add two
+    # sentences of their own; one page gives two overloads the same description. A summary quotes a page's own
+    # sentences, each once. (test_copies_of_a_document_keep_their_sentences is the control: a page with nothing of its
+    # own keeps what it repeats.)
+    inherited = "".join(f"## fn method{number}\n\nReturns the element {number} places on of the iterator and advances it by one place.\n\n"
+                        for number in range(20))
+    kinds = ["owning", "borrowing", "draining", "mutable", "reversed", "stepping"]
+    for kind in kinds:
+        twice = ("## fn len\n\nCounts the entries that the iterator still has to give before it ends.\n\n"
+                 "## fn len_hint\n\nCounts the entries that the iterator still has to give before it ends.\n\n") if kind == "owning" else ""
+        (workspace.sources_dir / f"{kind}.md").write_text(
+            f"# The {kind} iterator\n\nAn {kind} iterator over the entries of a kettle map, in the order of their keys.\n\n"
+            f"It is created by the {kind} method of the kettle map and holds the map until it is dropped.\n\n{twice}{inherited}", encoding="utf-8")
+    ingest_paths(workspace)
+    owning = next(path for path in (workspace.root / "wiki" / "summaries").glob("*.md") if "owning" in path.name).read_text(encoding="utf-8")
+    body = owning.split("\n---\n", 1)[1]
+    assert "An owning iterator over the entries of a kettle map" in body and "created by the owning method" in body
+    assert "of the iterator and advances it" not in body  # inherited by all six: no page quotes it
+    assert body.count("Counts the entries that the iterator still has to give") == 1
+
+
+def test_a_sentence_that_opens_with_an_emphasised_word_may_lead_a_summary(workspace):
+    (workspace.sources_dir / "ownership.md").write_text(
+        "# What Is Ownership?\n\n*Ownership* is a set of rules that governs how a kettle program manages its memory.\n\n"
+        "All programs have to manage the way they use a computer's memory while running.\n\n"
+        "* a list item that is not a sentence of the text\n", encoding="utf-8")
+    ingest_paths(workspace)
+    summary = next((workspace.root / "wiki" / "summaries").glob("*.md")).read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    lead = summary.split("\n\n")[1]
+    assert lead.startswith("*Ownership* is a set of rules")
+    assert "All programs have to manage" in summary  # control: the plain sentence after it is still quoted

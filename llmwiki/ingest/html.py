@@ -221,15 +221,20 @@ def _prepare_definitions(root, soup) -> None:
 
 
 def _title(soup, root) -> str | None:
-    """The page's <title>, or its first heading where the <title> holds it with the site's name beside it
-    ("2. Using the Interpreter — Python 3.11 documentation" becomes "2. Using the Interpreter")."""
-    heading = root.find("h1") or soup.find("h1") or root.find(_HEADINGS)
-    heading_text = _text(heading) if heading is not None else ""
+    """The page's <title>, or the heading it names beside the site's name ("2. Using the Interpreter — Python 3.11
+    documentation" becomes "2. Using the Interpreter"). The headings read are the main content's <h1>s, the last
+    first, its first heading of any level, then the page's <h1>s: the first that the <title> holds is the title. A
+    book's name set as the <h1> of a bar above each chapter comes before the chapter's own heading, which the <title>
+    holds too ("Understanding Ownership - The Rust Book")."""
     title = soup.find("title")
     title_text = _text(title) if title is not None else ""
-    if heading_text and (not title_text or _comparable(heading_text) in _comparable(title_text) or _comparable(title_text) in _comparable(heading_text)):
-        return heading_text
-    return title_text or heading_text or None
+    found = [*reversed(root.find_all("h1", limit=4)), root.find(_HEADINGS), *reversed(soup.find_all("h1", limit=4))]
+    headings = list(dict.fromkeys(text for text in (_text(heading) for heading in found if heading is not None) if text))
+    if not title_text:
+        return headings[0] if headings else None
+    named = _comparable(title_text)
+    held = [text for text in headings if _comparable(text) and (_comparable(text) in named or named in _comparable(text))]
+    return held[0] if held else title_text
 
 
 def _comparable(text: str) -> str:
