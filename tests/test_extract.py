@@ -923,3 +923,32 @@ def test_an_html_title_is_the_contents_heading_the_title_names_not_a_bar_above_i
     from llmwiki.ingest.html import html_content
 
     assert html_content(f"<html><head><title>{page_title}</title></head><body>{body}</body></html>").title == expected
+
+
+def test_a_pdf_note_mark_after_a_sentence_goes_and_an_exponent_stays(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+
+    def raised(text: str, mark: str, rest: str) -> None:
+        pdf.cell(pdf.get_string_width(text), 6, text)
+        pdf.char_vpos = "SUP"  # set smaller and raised, as a note mark or an exponent is
+        pdf.cell(pdf.get_string_width(mark), 6, mark)
+        pdf.char_vpos = "LINE"
+        pdf.cell(0, 6, rest, new_x="LMARGIN", new_y="NEXT")
+
+    raised("The kettle must be descaled every month in hard water areas.", "12", " Descaling takes twenty minutes.")
+    raised("It keeps the water warm for an hour,", "3", " after which it switches itself off.")
+    pdf.ln(6)
+    raised("The heating time grows with (T - t)", "2", " and with the mass of x")
+    pdf.cell(0, 6, "of water; the library is libz.so.1 in the package.", new_x="LMARGIN", new_y="NEXT")
+    path = tmp_path / "notes.pdf"
+    pdf.output(str(path))
+    document = read(path)
+    text = " ".join(block.text for page in document.pages for block in page.blocks)
+    assert "hard water areas. Descaling takes twenty minutes." in text  # the mark goes: two whole sentences
+    assert "warm for an hour, after which it switches itself off." in text
+    assert "(T - t)2 and" in text and "libz.so.1 in the package" in text  # control: an exponent, a version number stay
+    assert sorted(item.text for item in document.dropped if item.reason == "footnote mark") == ["12", "3"]

@@ -24,7 +24,9 @@ lines with their position, size and font; the rest is read from the layout, neve
   an em or more (a table of terms: "-o      Restricts the values ..."), has its label on a line of its own, in bold,
   as an HTML definition's term is: a description list's term or a run-in heading is no part of the sentence after it.
 - **Characters**: ligatures spelt out; an accent set apart before its letter put on it ("Br¨oker" -> "Bröker");
-  groff's "˜", "ˆ" and minus sign read as the ASCII "~", "^" and "-" a reader types ("−−norc" -> "--norc").
+  groff's "˜", "ˆ" and minus sign read as the ASCII "~", "^" and "-" a reader types ("−−norc" -> "--norc"). A note
+  mark (one to three digits set smaller and raised right after a word's closing punctuation: "... the package.¹⁰ To
+  do this") is left out, as an HTML page's is; an exponent after a letter or a bracket ("x²", "(1 - t)²") stays.
 - **Code**: lines set in a fixed-pitch font become a fenced code block, indentation kept.
 - **Paragraphs**: lines are joined; a paragraph ends at a wider gap than the line spacing, at an indented
   first line, at a bullet (a bullet sign, or a glyph the PDF maps to no character: a symbol font's bullet often
@@ -103,6 +105,7 @@ class Line:
     set_apart: bool = False  # the label is set apart by a wide gap: a table of terms, whose every row begins an item
     column_right: float = 0.0  # where the lines of its column end when they run full (``_set_column_edges``)
     goes_on_heading: bool = False  # the second printed line of an outline title that the line before it begins
+    marks: tuple[str, ...] = ()  # note marks taken out of the line (``_note_marks``)
 
     @property
     def words(self) -> list[str]:
@@ -214,12 +217,25 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
                 start = match.end()
         return [*pieces, (segment[start:], first + start)]
 
+    def note_marks(segment: str, first: int) -> tuple[str, tuple[str, ...]]:
+        """The segment with its note marks blanked out (``_NOTE_MARK``): a number of one to three digits right after a
+        word's closing punctuation, set smaller than it and raised above the word's baseline ("... by the package.¹⁰
+        To do this"). An exponent after a bracket ("(1 - t)²") or a letter ("x²") stays; so does code's "Consolas,9"."""
+        marks = []
+        for found in _NOTE_MARK.finditer(segment):
+            digit, punctuation, letter = first + found.start(1), first + found.start(1) - 1, first + found.start(1) - 2
+            if size(digit) <= 0.85 * size(punctuation) and box(digit)[2] - box(letter)[2] >= 0.2 * size(letter):
+                marks.append(found.group(1))
+                segment = segment[:found.start(1)] + " " * len(found.group(1)) + segment[found.end(1):]
+        return segment, tuple(marks)
+
     start = 0
     for match in re.finditer(r"\r\n|\n|\r", text + "\n"):
         end = match.start()
         whole_segment, segment_first = text[start:end], start
         start = match.end()
         for segment, first in printed_lines(whole_segment, segment_first):
+            segment, marks = note_marks(segment, first)
             if not segment.strip():
                 continue
             indices = [first + offset for offset, char in enumerate(segment) if not char.isspace()]
@@ -242,9 +258,14 @@ def _page_lines(page, raw, fonts: _Fonts) -> list[Line]:
                 mono=mono, bold=all(style[1] for style in styles.values()),
                 label=_clean(segment[:cut]) if cut else "",
                 after_label=_clean(_marked_code(segment[cut:], first + cut, styles, whole=False)) if cut else "",
-                set_apart=apart,
+                set_apart=apart, marks=marks,
             ))
     return lines
+
+
+# A note mark: one to three digits right after a word's closing punctuation, before a space or the line's end
+# (``_page_lines`` keeps those set smaller and raised).
+_NOTE_MARK = re.compile(r"(?<=[^\W\d_][.,;:!?”’\"])(\d{1,3})(?=\s|$)")
 
 
 def _clean(text: str) -> str:
@@ -792,7 +813,7 @@ def pdf_content(data: bytes, path: Path) -> PdfContent:
         if not ocr_texts:
             raise IngestError(path, "is a PDF with no text layer and no page images to read by OCR (only drawings, or blank pages)", "Export it again with its text, or run OCR (ocrmypdf) on a scan of it")
         raise IngestError(path, "is a PDF with no text layer, and OCR found no text in its page images", "Check the scan's quality, or run ocrmypdf on it and ingest the result")
-    dropped: list[Dropped] = []
+    dropped: list[Dropped] = [Dropped(reason="footnote mark", text=mark, page_number=page.number) for page in pages for line in page.lines for mark in line.marks]
     _drop_furniture(pages, dropped)
     for page in pages:
         reference = _reference_page(page.lines, page_count)
