@@ -952,3 +952,41 @@ def test_a_pdf_note_mark_after_a_sentence_goes_and_an_exponent_stays(tmp_path):
     assert "warm for an hour, after which it switches itself off." in text
     assert "(T - t)2 and" in text and "libz.so.1 in the package" in text  # control: an exponent, a version number stay
     assert sorted(item.text for item in document.dropped if item.reason == "footnote mark") == ["12", "3"]
+
+
+def test_a_pdf_code_span_broken_at_a_line_end_goes_on_in_one_span(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+
+    def width(runs) -> float:
+        total = 0.0
+        for font, text in runs:
+            pdf.set_font(font, size=11)
+            total += pdf.get_string_width(text)
+        return total
+
+    def line(*runs: tuple[str, str], full: bool = True) -> None:
+        # a justified line: its last run set flush with the right margin, as a full line of a paragraph ends
+        for index, (font, text) in enumerate(runs):
+            if full and index == len(runs) - 1:
+                pdf.set_x(pdf.w - pdf.r_margin - width([(font, text)]))
+            pdf.set_font(font, size=11)
+            pdf.cell(pdf.get_string_width(text), 6, text)
+        pdf.ln(6)
+
+    line(("Helvetica", "Programs that the local administrator installs go into the directory"), ("Courier", "/usr/"))
+    line(("Courier", "local/bin"), ("Helvetica", " and nowhere else, whatever the package manager does with the"), ("Helvetica", "files."))
+    line(("Helvetica", "The build reads its instructions from a file that is always named"), ("Courier", "SCon-"))
+    line(("Courier", "struct"), ("Helvetica", " in the top directory, and every build starts from the same"), ("Helvetica", "place."))
+    line(("Helvetica", "Text killed before is put back by the editor command that is named"), ("Courier", "yank-"))
+    line(("Courier", "pop"), ("Helvetica", " in the manual, and it cycles through the kill ring one entry."), full=False)
+    pdf.ln(6)
+    line(("Helvetica", "Every project keeps the instructions for its build in the "), ("Courier", "SConstruct"), ("Helvetica", " file at the top."), full=False)
+    path = tmp_path / "code.pdf"
+    pdf.output(str(path))
+    text = " ".join(block.text for page in read(path).pages for block in page.blocks)
+    assert "`/usr/local/bin` and nowhere else" in text  # a path broken after its "/"
+    assert "named `SConstruct` in the top directory" in text  # the typesetter's hyphen: the document writes it whole
+    assert "named `yank-pop` in the manual" in text  # control: a name with its own hyphen keeps it

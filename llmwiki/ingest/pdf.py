@@ -33,7 +33,9 @@ lines with their position, size and font; the rest is read from the layout, neve
   is), or after a line that ends short of its column where the next line's first word
   would have fitted (unless it ends where the line before it does: a block set narrower than its column, as a
   licence notice indented on both sides, runs full to its own edge). A word hyphenated across a line break is joined, unless the document itself writes
-  it with a hyphen elsewhere (PDFium reads such a line and the next as one; they are split again first). A
+  it with a hyphen elsewhere (PDFium reads such a line and the next as one; they are split again first). Code
+  broken after a path's or a name's "/", ".", "_" or "-" goes on in one span ("`/usr/local/bin`"), without the
+  hyphen where the document writes the name whole elsewhere ("`SConstruct`", not "`SCon-struct`"). A
   paragraph that a page break cuts mid-sentence is one paragraph, on the page where it starts.
 - **Two columns**: where a page's lines fall in two columns side by side (their baselines need not align; what
   spans both, a paper's title and abstract, is read before them), the left is read first, each column's lines
@@ -698,6 +700,7 @@ def _at_block_edge(previous: Line, earlier: Line | None) -> bool:
 
 
 _OPEN_URL = re.compile(r"\b(?:https?|ftp)://\S*[./#?=&-]$")
+_OPEN_CODE = re.compile(r"(?<!`)`[^`\s]*[^`\s/._-][/._-]+`$")  # a code span that a line ends after "/", ".", "_" or "-"
 
 
 def _join_lines(lines: list[Line], *, hyphenated: set[str], full_text: str) -> str:
@@ -709,9 +712,17 @@ def _join_lines(lines: list[Line], *, hyphenated: set[str], full_text: str) -> s
 
 def _joined(text: str, after: str, *, hyphenated: set[str], full_text: str) -> str:
     """A paragraph's text and its next line as one: an address broken at a line end goes on without a space; a word
-    hyphenated across the break is joined, unless the document writes it with a hyphen and never without."""
+    hyphenated across the break is joined, unless the document writes it with a hyphen and never without. Code set
+    in a fixed-pitch font and broken after a path's, an address's or a name's "/", ".", "_" or "-" goes on in one
+    span: "`/usr/` `local/bin`" is "`/usr/local/bin`"; a hyphen there is the typesetter's where the document writes
+    the name without it elsewhere and never with it ("`SCon-` `struct`" is "`SConstruct`", "`yank-` `pop`" stays)."""
     if _OPEN_URL.search(text):
         return f"{text}{after}"
+    if _OPEN_CODE.search(text) and after.startswith("`") and not after.startswith("``"):
+        match, first = re.search(r"([^\W\d_]+)-`$", text), re.match(r"`([^\W\d_]+)", after)
+        if match and first and (match.group(1) + first.group(1)).lower() in full_text and f"{match.group(1)}-{first.group(1)}".lower() not in hyphenated:
+            return f"{text[:-2]}{after[1:]}"  # a name the typesetter hyphenated: "`SCon-` `struct`" is "`SConstruct`"
+        return f"{text[:-1]}{after[1:]}"
     match = re.search(r"([^\W\d_]+)-$", text)
     first = re.match(r"([^\W\d_]+)", after)
     if match and first and after[:1].islower():
