@@ -125,6 +125,16 @@ def test_a_clause_that_ends_on_its_negation_and_what_rather_than_sets_aside_are_
     assert not check_facts("Women can legally drive in Qatar.", ["Women can legally drive in Qatar, whereas they may not in Saudi Arabia."]).failed
 
 
+def test_a_negation_reaches_past_the_little_words_to_the_verb_it_governs():
+    # "does not allow us to mark": the words a negation governs are counted without "us" and "to"
+    fields = ["Note that the entire instance must be mutable; Rust doesn't allow us to mark only certain fields as mutable."]
+    assert check_facts("A struct field can be marked mutable on its own.", fields).negation == "evidence"
+    tics = ["In this form, the tics do not need to be listed in numerical order."]
+    assert check_facts("The tics must be listed in numerical order.", tics).negation == "evidence"
+    assert not check_facts("The whole instance must be mutable.", fields).failed  # control: the clause before it
+    assert check_facts("Rust does not allow us to mark only some fields as mutable.", fields).negation is None  # control: both negated
+
+
 def test_a_capital_after_a_sentence_end_inside_the_claim_is_not_a_name():
     evidence = ["The kingdom fell in 1815. Well before this, Avogadro taught in Turin."]
     assert not check_facts("The kingdom fell in 1815.) Well before this, Avogadro taught in Turin.", evidence).failed

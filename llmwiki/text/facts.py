@@ -146,13 +146,31 @@ def _content(words: Sequence[str]) -> list[str]:
     return [word for word in words if word.lower() not in STOPWORDS and word.lower() not in NEGATIONS and (len(word) > 2 or word[:1].isdigit())]
 
 
+# Verbs that pass a negation on to the verb of their "to" clause: "does not allow us to mark", "do not need to be
+# listed", "do not have to be comparable" say "not" of marking, listing, being comparable.
+_PASS_NEGATION_ON = frozenset({"allow", "allows", "allowed", "permit", "permits", "permitted", "let", "lets", "enable", "enables",
+                               "need", "needs", "needed", "have", "has", "had", "require", "requires", "required", "want", "wants"})
+_OBJECT_PRONOUNS = frozenset({"me", "us", "you", "him", "her", "it", "them", "one"})  # "allow us to", not "have access to"
+
+
 def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
     """The stems in near that a negation governs: those of the scope words after it ("never accepted the offer":
-    accept, offer)."""
+    accept, offer), and where the first is a verb that passes the negation on (``_PASS_NEGATION_ON``) with "to" next
+    or after a pronoun, that verb and the scope words of its "to" clause ("does not allow us to mark fields": allow,
+    mark, fields; "do not have access to the text" is read as before)."""
     governed = set()
     for index, word in enumerate(words):
         if word.lower() in NEGATIONS:
-            governed |= {stem(other) for other in words[index + 1: index + 1 + scope] if other.lower() not in STOPWORDS} & near
+            after = words[index + 1:]
+            window = after[:scope]
+            lowered = [other.lower() for other in after[:3]]
+            to = 1 if lowered[1:2] == ["to"] else 2 if lowered[2:3] == ["to"] and lowered[1] in _OBJECT_PRONOUNS else None
+            if lowered and lowered[0] in _PASS_NEGATION_ON and to is not None:
+                clause = after[to + 1:]
+                if clause and clause[0].lower() in ("be", "been"):
+                    clause = clause[1:]  # "need to be listed": listed
+                window = after[:1] + clause[:scope]
+            governed |= {stem(other) for other in window if other.lower() not in STOPWORDS} & near
     return governed
 
 
