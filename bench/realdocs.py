@@ -402,17 +402,20 @@ def term_key(text: str) -> str:
 def wiki_table(data: Path, workspace: Path) -> None:
     pages = {path: _scorer_sentences(_page_body(path)) for kind in ("summaries", "concepts") for path in (workspace / "wiki" / kind).glob("*.md")}
     sentences = [sentence for found in pages.values() for sentence in found]
+    def key(sentence: str) -> str:  # as tools/wiki_quality.py compares sentences
+        return re.sub(r"\W+", " ", sentence.lower()).strip()
+
     seen: Counter[str] = Counter()
     for found in pages.values():
-        seen.update({re.sub(r"\W+", " ", sentence.lower()).strip() for sentence in found})
+        seen.update({key(sentence) for sentence in found})
     fragments = [sentence for sentence in sentences if not is_whole_sentence(sentence)]
-    boilerplate = sum(seen[re.sub(r"\W+", " ", sentence.lower()).strip()] >= 5 for sentence in sentences)
+    boilerplate = sum(seen[key(sentence)] >= 5 for sentence in sentences)
     summaries = sum(path.parent.name == "summaries" for path in pages)
     concepts = [path for path in pages if path.parent.name == "concepts"]
     print(f"\nWiki: {len(pages)} pages ({summaries} summaries, {len(concepts)} concepts), {len(sentences)} body sentences")
     print(f"  fragment share {len(fragments) / max(len(sentences), 1):.3f}   (before this round: 0.618; goal <= 0.02)")
     print(f"  boilerplate share {boilerplate / max(len(sentences), 1):.3f}   (before: 0.270; goal <= 0.01)")
-    repeats = {path: len(found) - len({re.sub(r"\W+", " ", sentence.lower()).strip() for sentence in found}) for path, found in pages.items()}
+    repeats = {path: len(found) - len({key(sentence) for sentence in found}) for path, found in pages.items()}
     print(f"  pages quoting one sentence twice or more: {sum(count > 0 for count in repeats.values())} of {len(pages)} "
           f"({sum(repeats.values())} repeats)")
     for sentence in fragments[:5]:

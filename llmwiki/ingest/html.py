@@ -233,7 +233,7 @@ def _title(soup, root) -> str | None:
     if not title_text:
         return headings[0] if headings else None
     named = _comparable(title_text)
-    held = [text for text in headings if _comparable(text) and (_comparable(text) in named or named in _comparable(text))]
+    held = [text for text, key in ((text, _comparable(text)) for text in headings) if key and (key in named or named in key)]
     return held[0] if held else title_text
 
 

@@ -701,6 +701,8 @@ def _at_block_edge(previous: Line, earlier: Line | None) -> bool:
 
 _OPEN_URL = re.compile(r"\b(?:https?|ftp)://\S*[./#?=&-]$")
 _OPEN_CODE = re.compile(r"(?<!`)`[^`\s]*[^`\s/._-][/._-]+`$")  # a code span that a line ends after "/", ".", "_" or "-"
+_HYPHENATED_END = re.compile(r"([^\W\d_]+)-$")  # a line that ends on a word and a hyphen
+_FIRST_WORD = re.compile(r"([^\W\d_]+)")
 
 
 def _join_lines(lines: list[Line], *, hyphenated: set[str], full_text: str) -> str:
@@ -719,19 +721,27 @@ def _joined(text: str, after: str, *, hyphenated: set[str], full_text: str) -> s
     if _OPEN_URL.search(text):
         return f"{text}{after}"
     if _OPEN_CODE.search(text) and after.startswith("`") and not after.startswith("``"):
-        match, first = re.search(r"([^\W\d_]+)-`$", text), re.match(r"`([^\W\d_]+)", after)
-        if match and first and (match.group(1) + first.group(1)).lower() in full_text and f"{match.group(1)}-{first.group(1)}".lower() not in hyphenated:
-            return f"{text[:-2]}{after[1:]}"  # a name the typesetter hyphenated: "`SCon-` `struct`" is "`SConstruct`"
-        return f"{text[:-1]}{after[1:]}"
-    match = re.search(r"([^\W\d_]+)-$", text)
-    first = re.match(r"([^\W\d_]+)", after)
+        head, rest = text[:-1], after[1:]  # the two spans' insides, one span
+        match, first = _HYPHENATED_END.search(head), _FIRST_WORD.match(rest)
+        if match and first:
+            joined, hyphened = _written_across(match, first)
+            if joined in full_text and hyphened not in hyphenated:
+                return f"{head[:-1]}{rest}"  # a name the typesetter hyphenated: "`SCon-` `struct`" is "`SConstruct`"
+        return f"{head}{rest}"
+    match = _HYPHENATED_END.search(text)
+    first = _FIRST_WORD.match(after)
     if match and first and after[:1].islower():
-        joined = f"{match.group(1)}{first.group(1)}".lower()
-        hyphened = f"{match.group(1)}-{first.group(1)}".lower()
+        joined, hyphened = _written_across(match, first)
         if hyphened in hyphenated and joined not in full_text:
             return f"{text}{after}"
         return f"{text[:-1]}{after}"
     return f"{text} {after}"
+
+
+def _written_across(match: re.Match, first: re.Match) -> tuple[str, str]:
+    """A word a line end splits after a hyphen (``_HYPHENATED_END``, then ``_FIRST_WORD`` of the next line), lower
+    case, written whole and with its hyphen: ("sconstruct", "scon-struct")."""
+    return f"{match.group(1)}{first.group(1)}".lower(), f"{match.group(1)}-{first.group(1)}".lower()
 
 
 def _join_across_pages(rendered: list[tuple[tuple[str, str, int], ...]], *, hyphenated: set[str], full_text: str) -> list[tuple[tuple[str, str, int], ...]]:

@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 from llmwiki.text.segment import split_sentences
 from llmwiki.policy import VERIFY_POLICY
-from llmwiki.text import CLAUSE_BREAK, CONTRAST_BREAK, FORMS_OF_BE, FORMS_OF_DO, FORMS_OF_HAVE, GENDER, MODALS, NEGATIONS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
+from llmwiki.text import CLAUSE_BREAK, CONTRAST_BREAK, FORMS_OF_BE, FORMS_OF_DO, FORMS_OF_HAVE, GENDER, MODALS, NEGATIONS, OBJECT_PRONOUNS, POSSESSIVE_PRONOUNS, QUANTIFIERS, REFERRING_WORDS, STOPWORDS, alternation, stem, tokens
 from llmwiki.text.lexicon import default_lexicon
 
 # The anchor sentence is found in its context by its first characters (enough to be unique in a passage).
@@ -148,9 +148,10 @@ def _content(words: Sequence[str]) -> list[str]:
 
 # Verbs that pass a negation on to the verb of their "to" clause: "does not allow us to mark", "do not need to be
 # listed", "do not have to be comparable" say "not" of marking, listing, being comparable.
-_PASS_NEGATION_ON = frozenset({"allow", "allows", "allowed", "permit", "permits", "permitted", "let", "lets", "enable", "enables",
-                               "need", "needs", "needed", "have", "has", "had", "require", "requires", "required", "want", "wants"})
-_OBJECT_PRONOUNS = frozenset({"me", "us", "you", "him", "her", "it", "them", "one"})  # "allow us to", not "have access to"
+_PASS_NEGATION_ON = FORMS_OF_HAVE | {"allow", "allows", "allowed", "permit", "permits", "permitted", "let", "lets", "enable", "enables",
+                                     "need", "needs", "needed", "require", "requires", "required", "want", "wants"}
+# The object a "to" clause's verb may take first: "allow us to", not "have access to".
+_TO_OBJECTS = OBJECT_PRONOUNS | {"me", "us", "you", "her", "it", "one"}
 
 
 def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY.negation_scope) -> set[str]:
@@ -164,12 +165,13 @@ def _negated(words: Sequence[str], near: set[str], *, scope: int = VERIFY_POLICY
             after = words[index + 1:]
             window = after[:scope]
             lowered = [other.lower() for other in after[:3]]
-            to = 1 if lowered[1:2] == ["to"] else 2 if lowered[2:3] == ["to"] and lowered[1] in _OBJECT_PRONOUNS else None
-            if lowered and lowered[0] in _PASS_NEGATION_ON and to is not None:
-                clause = after[to + 1:]
-                if clause and clause[0].lower() in ("be", "been"):
-                    clause = clause[1:]  # "need to be listed": listed
-                window = after[:1] + clause[:scope]
+            if lowered and lowered[0] in _PASS_NEGATION_ON:
+                to = 1 if lowered[1:2] == ["to"] else 2 if lowered[2:3] == ["to"] and lowered[1] in _TO_OBJECTS else None
+                if to is not None:
+                    clause = after[to + 1:]
+                    if clause and clause[0].lower() in ("be", "been"):
+                        clause = clause[1:]  # "need to be listed": listed
+                    window = after[:1] + clause[:scope]
             governed |= {stem(other) for other in window if other.lower() not in STOPWORDS} & near
     return governed
 
