@@ -925,6 +925,15 @@ def test_an_html_title_is_the_contents_heading_the_title_names_not_a_bar_above_i
     assert html_content(f"<html><head><title>{page_title}</title></head><body>{body}</body></html>").title == expected
 
 
+def test_an_html_page_without_a_title_is_titled_by_its_first_heading():
+    from llmwiki.ingest.html import html_content
+
+    sections = f"<main><h1>Understanding Ownership</h1>{_CHAPTER}<h1>References and Borrowing</h1>{_CHAPTER}</main>"
+    assert html_content(f"<html><body>{sections}</body></html>").title == "Understanding Ownership"
+    assert html_content(f"<html><head><title>References and Borrowing - The Kettle Book</title></head><body>{sections}</body></html>"
+                        ).title == "References and Borrowing"  # control: where a <title> names one, it decides
+
+
 def test_a_pdf_note_mark_after_a_sentence_goes_and_an_exponent_stays(tmp_path):
     from fpdf import FPDF
 

@@ -230,8 +230,9 @@ def _title(soup, root) -> str | None:
     title_text = _text(title) if title is not None else ""
     found = [*reversed(root.find_all("h1", limit=4)), root.find(_HEADINGS), *reversed(soup.find_all("h1", limit=4))]
     headings = list(dict.fromkeys(text for text in (_text(heading) for heading in found if heading is not None) if text))
-    if not title_text:
-        return headings[0] if headings else None
+    if not title_text:  # no <title> to say which: the first heading, in the page's order
+        first = root.find("h1") or soup.find("h1") or root.find(_HEADINGS)
+        return (_text(first) or None) if first is not None else None
     named = _comparable(title_text)
     held = [text for text, key in ((text, _comparable(text)) for text in headings) if key and (key in named or named in key)]
     return held[0] if held else title_text
