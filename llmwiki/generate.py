@@ -154,7 +154,14 @@ def source_sentences(chunks: Sequence[Chunk]) -> list[Sentence]:
     return sentences
 
 
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+# An inline link or image of Markdown, read as its text: "a [Haskell](https://haskell.org) library".
+_INLINE_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"\n]*\")?\)")
+
+
 def _is_prose(text: str) -> bool:
+    # a note's sentence that links a word is prose, an address alone is not; code is not looked into ("`.*[.](?!bat$)`")
+    text = "".join(piece if index % 2 else _INLINE_LINK.sub(r"\1", piece) for index, piece in enumerate(_CODE_SPAN.split(text)))
     words = text.split()
     if not 6 <= len(words) <= 60 or not is_whole_sentence(text) or text.endswith(":"):
         return False

@@ -918,6 +918,16 @@ _CHAPTER = ("<p>Ownership is a set of rules that governs how a program manages m
     ("Understanding Ownership - The Kettle Book", f"{_BOOK_BAR}<div><h1>Understanding Ownership</h1>{_CHAPTER}</div>", "Understanding Ownership"),
     ("The Kettle Book", f"{_BOOK_BAR}<main><h2>What Is Ownership?</h2>{_CHAPTER}</main>", "The Kettle Book"),  # control: the <title> names the book only
     ("Kettles: About This Manual", f"{_BOOK_BAR}<main><h1>About This Manual</h1>{_CHAPTER}</main>", "About This Manual"),  # control: site name first
+    # the site's name as the <h1> of a header above the page's own <h2>
+    ("Descaling | Kettle v2 Documentation", f"<header><h1>Kettle v2 documentation</h1></header><div><h2>Descaling</h2>{_CHAPTER}</div>", "Descaling"),
+    # a first section that says again part of the chapter's heading
+    ("Kettles -- Descaling and Filters", f"<main><h1>2 Descaling and Filters</h1><h2>2.1 Descaling</h2>{_CHAPTER}</main>", "2 Descaling and Filters"),
+    # a section's heading that holds the <title> and more, after the prose begins: the <title> names the page
+    ("DESCALING", f"<main><h1>1. Overview</h1>{_CHAPTER}<h1>2. Descaling with vinegar</h1>{_CHAPTER}</main>", "DESCALING"),
+    ("Descaling", f"<main><h1>1. Overview</h1>{_CHAPTER}<h1>2. Descaling</h1>{_CHAPTER}</main>", "2. Descaling"),  # control: held whole
+    # the library's name in a navigation bar is no heading of the page
+    ("Kettles – 4.0: Overview of descaling", f"<nav><h3>Kettles</h3></nav><div><h2>Basics</h2>{_CHAPTER}</div>", "Kettles – 4.0: Overview of descaling"),
+    ("Kettles – 4.0: Overview of descaling", f"<div><h3>Kettles</h3></div><div><h2>Basics</h2>{_CHAPTER}</div>", "Kettles"),  # control: a bar that is no <nav>
 ])
 def test_an_html_title_is_the_contents_heading_the_title_names_not_a_bar_above_it(page_title, body, expected):
     from llmwiki.ingest.html import html_content

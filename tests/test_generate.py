@@ -386,3 +386,38 @@ def test_a_sentence_that_opens_with_an_emphasised_word_may_lead_a_summary(worksp
     lead = summary.split("\n\n")[1]
     assert lead.startswith("*Ownership* is a set of rules")
     assert "All programs have to manage" in summary  # control: the plain sentence after it is still quoted
+
+
+def test_a_readme_opens_with_its_first_sentence_past_badges_html_and_links(workspace):
+    (workspace.sources_dir / "README.md").write_text(
+        '<h1 align="center">Kettle</h1>\n\n<p align="center"><img src="logo.png" width="120"></p>\n\n'
+        "[![build](https://ci.example.org/kettle/badge.svg)](https://ci.example.org/kettle)\n"
+        "[![licence](https://img.example.org/badge/licence-MIT.svg)](LICENSE)\n\n"
+        "## What it does\n\nKettle is a [Python](https://python.org) library for boiling water on a schedule, "
+        "and a command-line tool that uses this library.\n\n<div id=\"features\">\n\n"
+        "- boils water at a set time\n- keeps it warm\n\n</div>\n\n"
+        "Read https://kettle.example.org/manual before you boil water for the first time today.\n\n"
+        "Kettle runs on Linux and macOS, and on Windows where a scheduler service is installed.\n", encoding="utf-8")
+    ingest_paths(workspace)
+    page = next((workspace.root / "wiki" / "summaries").glob("*.md")).read_text(encoding="utf-8")
+    summary = page.split("\n---\n", 1)[1]
+    assert "title: Kettle" in page  # the centred <h1> of HTML is the title
+    assert summary.split("\n\n")[1].startswith("Kettle is a [Python](https://python.org) library for boiling water")
+    assert "Kettle runs on Linux and macOS" in summary  # control: the plain sentence after it is quoted too
+    assert "Read https://kettle.example.org/manual" not in summary  # an address written out is still no prose
+    assert "badge.svg" not in summary and "<div" not in summary and "logo.png" not in summary
+
+
+def test_html_blocks_in_markdown_are_read_as_their_text(tmp_path):
+    from llmwiki.ingest.extract import extract
+
+    path = tmp_path / "README.md"
+    path.write_bytes(b'<p align="center"><img src="logo.png"></p>\n\n<div id="features">\n\n- boils water\n\n</div>\n\n'
+                     b"<table><tr><th>Setting</th><th>Default</th></tr><tr><td>timer</td><td>off</td></tr></table>\n\n"
+                     b"<!-- a comment -->\n\n[![build](https://ci.example.org/badge.svg)](https://ci.example.org)\n\n"
+                     b"**|**\n\nAlternation, or the or operator.\n\nKettle boils water.\n")
+    text = extract(path.read_bytes(), path).pages[0].text
+    assert "| Setting | Default |" in text and "| timer | off |" in text  # an HTML table is a table
+    assert "- boils water" in text and "Kettle boils water." in text  # controls: Markdown around the tags stays
+    assert "<div" not in text and "</div>" not in text and "logo.png" not in text and "a comment" not in text
+    assert "badge.svg" not in text and "**|**" in text  # control: a paragraph of marks alone that is no image stays

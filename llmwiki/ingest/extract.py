@@ -24,7 +24,7 @@ import charset_normalizer
 from markdown_it import MarkdownIt
 
 from llmwiki.errors import IngestError, NotADocument, UnsupportedFileError
-from llmwiki.ingest.html import html_content
+from llmwiki.ingest.html import fragment_markdown, html_content
 from llmwiki.ingest.pdf import FIXED_PITCH_NAME, pdf_content
 from llmwiki.pages import read_frontmatter
 from llmwiki.records import Block, Extraction, PageText
@@ -32,7 +32,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 5, "text": 6, "html": 9, "pdf": 16, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 6, "text": 6, "html": 10, "pdf": 16, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -187,8 +187,10 @@ class _Breadcrumb:
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
 
 
-def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb | None = None) -> str | None:
-    """Add a Markdown text's top-level blocks to a page; returns the first H1."""
+def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb | None = None, written: bool = True) -> str | None:
+    """Add a Markdown text's top-level blocks to a page; returns the first H1. written: the text is a Markdown file
+    as its author wrote it, whose HTML blocks are markup to read; Markdown made from an HTML page has none, and a
+    line of its text that looks like a tag ("<python at example dot com>") is text."""
     breadcrumb = breadcrumb or _Breadcrumb()
     lines = text.split("\n")
     tokens = _MARKDOWN.parse(text)
@@ -207,14 +209,30 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
             builder.add(f"{'#' * level} {title}", breadcrumb.enter(level, title), is_heading=True)
         elif token.type == "html_block" and token.content.lstrip().startswith("<!--"):
             pass  # comments (such as a wiki page's section markers) are not content
+        elif token.type == "html_block" and written:  # tags alone are nothing
+            shown = fragment_markdown(token.content)
+            heading = re.match(r"(#{1,6}) +(.+)", shown)
+            if heading and "\n" not in shown:  # a README's centred <h1 align="center">
+                level, title = len(heading.group(1)), heading.group(2).strip()
+                if level == 1 and first_h1 is None:
+                    first_h1 = title
+                builder.add(f"{heading.group(1)} {title}", breadcrumb.enter(level, title), is_heading=True)
+            else:
+                builder.add(shown, breadcrumb.current)
         elif token.type == "blockquote_open":
             begin, end = token.map
             builder.add(_unquoted("\n".join(lines[begin:end])), breadcrumb.current)
         else:
             begin, end = token.map
-            builder.add("\n".join(lines[begin:end]), breadcrumb.current)
+            block = "\n".join(lines[begin:end])
+            if token.type != "paragraph_open" or not _IMAGES.search(block) or re.search(r"\w", _IMAGES.sub("", block)):
+                builder.add(block, breadcrumb.current)  # a row of badge images is no text; "**|**" (a term) is
         index += 1
     return first_h1
+
+
+# Images of Markdown, linked or not: "![build](https://ci.example/badge.svg)", "[![docs](badge.svg)](https://...)".
+_IMAGES = re.compile(r"\[\s*!\[[^\]]*\]\([^)]*\)\s*\]\([^)]*\)|!\[[^\]]*\]\([^)]*\)")
 
 
 # A quotation's markers ("> ", "> > "), and a note-taking app's callout mark opening one ("> [!note] Title").
@@ -332,7 +350,7 @@ def extract_html(data: bytes, path: Path) -> Extraction:
     if says_little and content.title and _ERROR_PAGE_TITLE.match(content.title):
         raise NotADocument(path, f"is a site's error page (\"{content.title}\"), not a document of its own", "It is skipped")
     builder = _PageBuilder()
-    first_h1 = markdown_blocks(clean_text(content.markdown), builder)
+    first_h1 = markdown_blocks(clean_text(content.markdown), builder, written=False)
     if not builder.blocks:
         raise IngestError(path, "has no main content (only navigation, links or page furniture)", "Check that it is the page you meant, or remove it from sources/")
     return Extraction(parser=f"html {EXTRACTOR_VERSIONS['html']} ({encoding})", pages=(builder.page(1),), title=content.title or first_h1, dropped=content.dropped)

@@ -222,20 +222,53 @@ def _prepare_definitions(root, soup) -> None:
 
 def _title(soup, root) -> str | None:
     """The page's <title>, or the heading it names beside the site's name ("2. Using the Interpreter — Python 3.11
-    documentation" becomes "2. Using the Interpreter"). The headings read are the main content's <h1>s, the last
-    first, its first heading of any level, then the page's <h1>s: the first that the <title> holds is the title. A
-    book's name set as the <h1> of a bar above each chapter comes before the chapter's own heading, which the <title>
-    holds too ("Understanding Ownership - The Rust Book")."""
+    documentation" becomes "2. Using the Interpreter"). Of the headings the <title> holds, outside navigation, the
+    last one before the content's first paragraph of prose is the title: a site's name set as a heading in a bar or
+    header above each page ("The Rust Book", "Node.js documentation") comes before the page's own heading, which the
+    <title> holds too ("Understanding Ownership - The Rust Book", "Path | Node.js Documentation"). Where none stands
+    before the prose, a heading the <title> holds whole comes first: the main content's <h1>s, the last first, its
+    first heading of any level, then the page's <h1>s; a heading that holds the <title> and more after the prose
+    begins names a section ("4. ALTER TABLE ADD COLUMN" on the page titled "ALTER TABLE")."""
     title = soup.find("title")
     title_text = _text(title) if title is not None else ""
-    found = [*reversed(root.find_all("h1", limit=4)), root.find(_HEADINGS), *reversed(soup.find_all("h1", limit=4))]
-    headings = list(dict.fromkeys(text for text in (_text(heading) for heading in found if heading is not None) if text))
     if not title_text:  # no <title> to say which: the first heading, in the page's order
         first = root.find("h1") or soup.find("h1") or root.find(_HEADINGS)
         return (_text(first) or None) if first is not None else None
     named = _comparable(title_text)
-    held = [text for text, key in ((text, _comparable(text)) for text in headings) if key and (key in named or named in key)]
-    return held[0] if held else title_text
+    order: dict[int, int] = {}
+    prose_at = None
+    for position, element in enumerate(soup.find_all([*_HEADINGS, "p"])):
+        if element.find_parent(_CHROME_TAGS) is not None:
+            continue
+        if element.name != "p":
+            order[id(element)] = position
+        elif prose_at is None and len(_text(element).split()) >= _PROSE_WORDS and root in element.parents:
+            prose_at = position
+    candidates = [*reversed(root.find_all("h1", limit=4)), root.find(_HEADINGS), *reversed(soup.find_all("h1", limit=4))]
+    if prose_at is not None:
+        candidates += [heading for heading in root.find_all(_HEADINGS) if order.get(id(heading), prose_at) < prose_at]
+    held: dict[str, tuple[int, bool]] = {}  # text -> (its place in the page, whether the <title> holds it whole)
+    for heading in candidates:
+        if heading is None or id(heading) not in order:
+            continue
+        text = _text(heading)
+        key = _comparable(text)
+        if text and key and (key in named or named in key):
+            held.setdefault(text, (order[id(heading)], key in named))
+    before = sorted((text for text, (position, _) in held.items() if prose_at is not None and position < prose_at),
+                    key=lambda text: held[text][0])
+    # A heading that says again part of one above it is that one's first section ("2.1 Character Set" under "2
+    # Character Set and Source File Encoding"), not the page's title.
+    before = [text for index, text in enumerate(before)
+              if not any(_comparable(text) in _comparable(above) for above in before[:index])]
+    if before:
+        return before[-1]
+    whole = [text for text, (position, within) in held.items() if within or prose_at is None]
+    return whole[0] if whole else title_text
+
+
+# A paragraph of this many words is the content's prose, not a heading's caption or a bar's label.
+_PROSE_WORDS = 8
 
 
 def _comparable(text: str) -> str:
@@ -271,6 +304,26 @@ def html_content(text: str) -> HtmlContent:
     ).convert_soup(root)
     markdown = re.sub(r"[ \t]+\n", "\n", markdown)
     return HtmlContent(markdown=markdown, title=title, dropped=tuple(dropped), redirect=redirect)
+
+
+def fragment_markdown(text: str) -> str:
+    """A block of HTML written inside a Markdown file (a README's centred logo and heading, a table, a wrapper
+    `<div>`) as the Markdown a reader sees: its text, headings, lists and tables; images, link targets, comments and
+    tags alone are nothing."""
+    from bs4 import BeautifulSoup, Comment
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        soup = BeautifulSoup(text, "lxml")
+    for element in soup(list(_NOT_CONTENT)):
+        element.decompose()
+    for comment in soup.find_all(string=lambda string: isinstance(string, Comment)):
+        comment.extract()
+    markdown = _converter_class()(
+        heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False,
+        wrap=True, wrap_width=None, strip=["a", "img"],
+    ).convert_soup(soup.body or soup)
+    return re.sub(r"[ \t]+\n", "\n", markdown).strip()
 
 
 @cache
