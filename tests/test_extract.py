@@ -1009,3 +1009,19 @@ def test_a_pdf_code_span_broken_at_a_line_end_goes_on_in_one_span(tmp_path):
     assert "`/usr/local/bin` and nowhere else" in text  # a path broken after its "/"
     assert "named `SConstruct` in the top directory" in text  # the typesetter's hyphen: the document writes it whole
     assert "named `yank-pop` in the manual" in text  # control: a name with its own hyphen keeps it
+
+
+def test_a_page_header_that_holds_only_the_sites_name_is_left_out_with_its_menus():
+    from llmwiki.ingest.html import html_content
+
+    header = ("<header><h1>Kettle v2 documentation</h1><ul><li><a href='#toc'>Table of contents</a></li>"
+              "<li><a href='all.html'>Index</a></li><li><a href='v1.html'>Other versions</a></li></ul></header>")
+    page = html_content(f"<html><head><title>Descaling | Kettle v2 Documentation</title></head><body><div>{header}"
+                        f"<h2>Descaling</h2>{_CHAPTER}</div></body></html>")
+    assert page.title == "Descaling" and "## Descaling" in page.markdown and "Every value has one owner" in page.markdown
+    assert "Kettle v2 documentation" not in page.markdown and "Other versions" not in page.markdown
+    assert any(item.reason == "the site's name" for item in page.dropped)
+    # control: a header whose heading is the page's own title stays
+    own = html_content(f"<html><head><title>Kettle.Descaler</title></head><body><div><header><h1>Kettle Descaler</h1></header>"
+                       f"{_CHAPTER}</div></body></html>")
+    assert own.title == "Kettle Descaler" and "# Kettle Descaler" in own.markdown

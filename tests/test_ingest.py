@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -294,3 +295,39 @@ def test_problems_of_one_reason_are_shown_a_few_then_counted_and_other_reasons_a
     assert [line for action, line in lines if action == "failed"] == [scanned.reason]  # control: another reason is shown on its own, uncounted
     assert [line for action, line in lines if action == "skipped"] == [*(outcome.reason for outcome in redirects[:SHOWN]), "3 more pages that hold no document of their own"]
     assert IngestReport(outcomes=tuple(outside[:SHOWN])).problem_lines() == [("refused", outcome.reason) for outcome in outside[:SHOWN]]  # no count line when none is left over
+
+
+def test_a_sites_name_in_its_pages_titles_is_left_out_where_most_pages_of_the_folder_share_it(workspace, count_tokens):
+
+    pages = {"descaling": "Descaling", "filters": "Filters and Lids", "timer": "The Boil Timer", "index": "Kettle Docs 2.0"}
+    for name, heading in pages.items():
+        title = heading if name == "index" else f"Kettle Docs 2.0: {heading}"
+        write(workspace, f"docs/{name}.html", f"<html><head><title>{title}</title></head><body><div><p>{heading} is a part of "
+                                             "the kettle manual that every owner should read once.</p></div></body></html>")
+    # control: two pages alone cannot tell their name from their site's
+    for name in ("lid", "base"):
+        write(workspace, f"pair/{name}.html", f"<html><head><title>Kettle Docs 2.0: The {name.capitalize()}</title></head><body><div>"
+                                              f"<p>The {name} is a part of the kettle that every owner should clean.</p></div></body></html>")
+    ingest_paths(workspace, count_tokens=count_tokens)
+    titles = {}
+    for path in (workspace.root / "wiki" / "summaries").glob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        source = re.search(r"- path: sources/\w+/(\w+)\.html", text).group(1)
+        titles[source] = re.search(r"^title: (.+)$", text, re.MULTILINE).group(1).strip("'\"")
+    assert {titles[name] for name in ("descaling", "filters", "timer")} == {"Descaling", "Filters and Lids", "The Boil Timer"}
+    assert titles["index"] == "Kettle Docs 2.0"  # a title that is nothing but the site's name stays
+    assert {titles[name] for name in ("lid", "base")} == {"Kettle Docs 2.0: The Lid", "Kettle Docs 2.0: The Base"}
+
+
+@pytest.mark.parametrize(("titles", "affixes"), [
+    (["SDL: Pandora", "SDL: WinRT", "SDL: Globals", "- i -"], ("SDL: ", "")),
+    (["LinkedList in std::collections - Rust", "Iter in std::collections - Rust", "Union in std::collections - Rust"], ("", " - Rust")),
+    (["CharSet (Lang 3.12 API)", "CharUtils (Lang 3.12 API)", "ArraySorter (Lang 3.12 API)", "FailableStream"], ("", " (Lang 3.12 API)")),
+    (["Gtk – 4.0: Overview", "Gtk – 4.0: Actions", "Gtk.Button", "Gtk – 4.0: Building"], ("Gtk – 4.0: ", "")),
+    (["Tutorial: Boiling", "Reference: Lids", "FAQ: Timers", "Tutorial: Filters"], ("", "")),  # control: no opening half of them share
+    (["Lids | Kettle", "Timers | Kettle"], ("", "")),  # control: two pages are too few
+])
+def test_a_sites_name_is_the_opening_or_ending_most_titles_of_a_folder_share(titles, affixes):
+    from llmwiki.ingest.html import site_affixes
+
+    assert site_affixes(titles) == affixes

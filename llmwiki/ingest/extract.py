@@ -14,17 +14,20 @@ file and the fix; nothing here touches the store.
 
 from __future__ import annotations
 
+import html
 import re
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 import charset_normalizer
 from markdown_it import MarkdownIt
 
 from llmwiki.errors import IngestError, NotADocument, UnsupportedFileError
-from llmwiki.ingest.html import fragment_markdown, html_content
+from llmwiki.ingest.html import fragment_markdown, html_content, site_affixes, without_site_name
 from llmwiki.ingest.pdf import FIXED_PITCH_NAME, pdf_content
 from llmwiki.pages import read_frontmatter
 from llmwiki.records import Block, Extraction, PageText
@@ -32,7 +35,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 6, "text": 6, "html": 10, "pdf": 16, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 6, "text": 6, "html": 11, "pdf": 16, "docx": 5}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -577,8 +580,9 @@ def extraction_report(extraction: Extraction, *, common_words: frozenset[str] = 
     }
 
 
-def extract(data: bytes, path: Path) -> Extraction:
-    """Extract a file's text by its extension; raises IngestError on bad input."""
+def extract(data: bytes, path: Path, *, folder: Path | None = None) -> Extraction:
+    """Extract a file's text by its extension; raises IngestError on bad input. folder: where the file lies, whose
+    other HTML pages say what in a page's <title> is the site's name ("SDL: Pandora" is "Pandora")."""
     extractor = EXTRACTORS.get(path.suffix.lower())
     if extractor is None:
         supported = ", ".join(sorted(EXTRACTORS))
@@ -588,4 +592,31 @@ def extract(data: bytes, path: Path) -> Extraction:
     extraction = extractor(data, path)
     if not any(page.text.strip() for page in extraction.pages):
         raise IngestError(path, "has no text after extraction", "Check that the file has readable text, or remove it from sources/")
+    if folder is not None and extractor is extract_html and extraction.title:
+        extraction = replace(extraction, title=without_site_name(extraction.title, folder_site_affixes(folder)))
     return extraction
+
+
+_TITLE_TAG = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_SITE_SAMPLE = 200  # pages of a folder whose <title>s are read, in name order
+
+
+def folder_site_affixes(folder: Path) -> tuple[str, str]:
+    """``html.site_affixes`` of the <title>s of a folder's HTML pages (the first 200 by name), read once per folder
+    and change."""
+    try:
+        return _folder_site_affixes(str(folder), folder.stat().st_mtime_ns)
+    except OSError:
+        return "", ""
+
+
+@lru_cache(maxsize=64)
+def _folder_site_affixes(folder: str, changed: int) -> tuple[str, str]:
+    titles = []
+    pages = sorted(path for path in Path(folder).iterdir() if path.suffix.lower() in (".html", ".htm") and path.is_file())
+    for path in pages[:_SITE_SAMPLE]:
+        with path.open("rb") as file:
+            found = _TITLE_TAG.search(file.read(16384))
+        if found:
+            titles.append(" ".join(html.unescape(found.group(1).decode("utf-8", "replace")).split()))
+    return site_affixes(titles)

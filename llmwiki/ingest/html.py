@@ -8,7 +8,8 @@ the vocabulary every site generator shares, never by one site's class names:
    ``<body>``.
 2. Inside it, furniture is dropped: ``<nav>`` and ``<aside>``; ARIA landmarks that are not content
    (navigation, banner, contentinfo, complementary, search, menus); hidden elements; elements whose class or
-   id names them chrome in plain words (nav, menu, breadcrumb, sidebar, footer, toc, a header without a heading),
+   id names them chrome in plain words (nav, menu, breadcrumb, sidebar, footer, toc, a header without a heading, or
+   whose only heading is the site's name that the page's <title> holds above the page's own heading),
    no more than 40% of the page unless nothing but links (a chapter's table of contents);
    and at the top and bottom of the content, runs of blocks that are nothing but links (a "Prev | Up |
    Next" bar, a language switcher).
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -220,7 +223,7 @@ def _prepare_definitions(root, soup) -> None:
         definitions.name = "div"
 
 
-def _title(soup, root) -> str | None:
+def _title(soup, root) -> tuple[str | None, list]:
     """The page's <title>, or the heading it names beside the site's name ("2. Using the Interpreter — Python 3.11
     documentation" becomes "2. Using the Interpreter"). Of the headings the <title> holds, outside navigation, the
     last one before the content's first paragraph of prose is the title: a site's name set as a heading in a bar or
@@ -228,12 +231,13 @@ def _title(soup, root) -> str | None:
     <title> holds too ("Understanding Ownership - The Rust Book", "Path | Node.js Documentation"). Where none stands
     before the prose, a heading the <title> holds whole comes first: the main content's <h1>s, the last first, its
     first heading of any level, then the page's <h1>s; a heading that holds the <title> and more after the prose
-    begins names a section ("4. ALTER TABLE ADD COLUMN" on the page titled "ALTER TABLE")."""
+    begins names a section ("4. ALTER TABLE ADD COLUMN" on the page titled "ALTER TABLE"). Also returned: the
+    headings the <title> holds that stand above the title's, the site's name."""
     title = soup.find("title")
     title_text = _text(title) if title is not None else ""
     if not title_text:  # no <title> to say which: the first heading, in the page's order
         first = root.find("h1") or soup.find("h1") or root.find(_HEADINGS)
-        return (_text(first) or None) if first is not None else None
+        return ((_text(first) or None) if first is not None else None), []
     named = _comparable(title_text)
     order: dict[int, int] = {}
     prose_at = None
@@ -248,6 +252,7 @@ def _title(soup, root) -> str | None:
     if prose_at is not None:
         candidates += [heading for heading in root.find_all(_HEADINGS) if order.get(id(heading), prose_at) < prose_at]
     held: dict[str, tuple[int, bool]] = {}  # text -> (its place in the page, whether the <title> holds it whole)
+    elements: dict[str, object] = {}
     for heading in candidates:
         if heading is None or id(heading) not in order:
             continue
@@ -255,6 +260,7 @@ def _title(soup, root) -> str | None:
         key = _comparable(text)
         if text and key and (key in named or named in key):
             held.setdefault(text, (order[id(heading)], key in named))
+            elements.setdefault(text, heading)
     before = sorted((text for text, (position, _) in held.items() if prose_at is not None and position < prose_at),
                     key=lambda text: held[text][0])
     # A heading that says again part of one above it is that one's first section ("2.1 Character Set" under "2
@@ -262,9 +268,9 @@ def _title(soup, root) -> str | None:
     before = [text for index, text in enumerate(before)
               if not any(_comparable(text) in _comparable(above) for above in before[:index])]
     if before:
-        return before[-1]
+        return before[-1], [elements[text] for text in before[:-1]]
     whole = [text for text, (position, within) in held.items() if within or prose_at is None]
-    return whole[0] if whole else title_text
+    return (whole[0] if whole else title_text), []
 
 
 # A paragraph of this many words is the content's prose, not a heading's caption or a bar's label.
@@ -273,6 +279,39 @@ _PROSE_WORDS = 8
 
 def _comparable(text: str) -> str:
     return re.sub(r"^[\d.\s]+", "", " ".join(re.findall(r"\w+", text.lower())))
+
+
+# Where a <title> parts the page's name from the site's: " | ", " — ", " - ", " · ", ": ", or before a " (...)".
+_TITLE_SEPARATOR = re.compile(r"\s+[|·•—–-]{1,2}\s+|:\s+|\s+(?=\()")
+# A site's name is what this many of a folder's pages, and half of them, write in their <title>s.
+_SITE_PAGES = 3
+
+
+def site_affixes(titles: Sequence[str]) -> tuple[str, str]:
+    """The site's name as the <title>s of one folder's pages write it around each page's own: the longest opening
+    up to a separator ("SDL: ", "Gtk – 4.0: ", "GNU Aspell 0.60.8: ") and the longest ending from one ("- Rust",
+    " (Apache Commons Lang 3.12.0 API)") that at least half of the titles, and three, share. ("", "") where none
+    does: one page alone cannot tell its name from its site's."""
+    openings: Counter[str] = Counter()
+    endings: Counter[str] = Counter()
+    for title in titles:
+        marks = list(_TITLE_SEPARATOR.finditer(title))
+        openings.update({title[:mark.end()] for mark in marks if title[mark.end():].strip()})
+        endings.update({title[mark.start():] for mark in marks if title[:mark.start()].strip()})
+    need = max(_SITE_PAGES, len(titles) / 2)
+    opening = max((text for text, count in openings.items() if count >= need), key=len, default="")
+    ending = max((text for text, count in endings.items() if count >= need), key=len, default="")
+    return opening, ending
+
+
+def without_site_name(title: str, affixes: tuple[str, str]) -> str:
+    """The page's own name: the title without the site's opening and ending (a title that is nothing else stays)."""
+    opening, ending = affixes
+    if opening and title.startswith(opening) and title[len(opening):].strip():
+        title = title[len(opening):]
+    if ending and title.endswith(ending) and title[:-len(ending)].strip():
+        title = title[:-len(ending)]
+    return title.strip()
 
 
 def html_content(text: str) -> HtmlContent:
@@ -294,7 +333,10 @@ def html_content(text: str) -> HtmlContent:
             dropped.append(Dropped(reason="outside the main content", text=_text(body)[:300], characters=outside))
     _flatten_deep_nesting(root)
     _remove_permalinks(root, dropped)
-    title = _title(soup, root)
+    title, site_names = _title(soup, root)
+    for heading in site_names:  # the site's name as a page header's heading: the header is furniture, as one without a heading is
+        if heading.find_parent("header") is not None and root in heading.parents:
+            _drop(heading, "the site's name", dropped)
     _remove_chrome(root, dropped)
     _remove_edge_link_bars(root, dropped)
     _prepare_definitions(root, soup)

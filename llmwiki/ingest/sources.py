@@ -258,7 +258,7 @@ def _read_file(workspace: Workspace, path: Path, known: Callable[[str], Document
         reread = existing.parser or "an extractor before versions"
     read = _Read(relative, len(data), stat.st_mtime, started, digest=digest, reread=reread)
     try:
-        read.extraction = extract(data, Path(relative))
+        read.extraction = extract(data, Path(relative), folder=absolute.parent)
         if count_tokens is None:
             from llmwiki.models import minilm_token_counter
 
