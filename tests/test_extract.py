@@ -1025,3 +1025,13 @@ def test_a_page_header_that_holds_only_the_sites_name_is_left_out_with_its_menus
     own = html_content(f"<html><head><title>Kettle.Descaler</title></head><body><div><header><h1>Kettle Descaler</h1></header>"
                        f"{_CHAPTER}</div></body></html>")
     assert own.title == "Kettle Descaler" and "# Kettle Descaler" in own.markdown
+
+
+def test_a_heading_said_twice_running_is_one_and_a_heading_said_again_later_stays():
+    from llmwiki.ingest.extract import _PageBuilder, markdown_blocks
+
+    builder = _PageBuilder()
+    markdown_blocks("# DNS\n\n# DNS\n\nThe dns module enables name resolution.\n\n## Lookups\n\nText.\n\n## Lookups\n\nMore text.\n", builder)
+    text = builder.page(1).text
+    assert text.count("# DNS") == 1 and "The dns module enables name resolution." in text
+    assert text.count("## Lookups") == 2  # control: the same heading after text between is a section of its own

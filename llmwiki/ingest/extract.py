@@ -35,7 +35,7 @@ from llmwiki.text import sentence_key
 
 # Each extractor's version: a workspace whose documents an older version read re-extracts them on the next
 # ingest (``llmwiki.ingest.sources``). Raise a format's number whenever what it extracts changes.
-EXTRACTOR_VERSIONS = {"markdown": 6, "text": 6, "html": 11, "pdf": 16, "docx": 5}
+EXTRACTOR_VERSIONS = {"markdown": 7, "text": 7, "html": 12, "pdf": 17, "docx": 6}
 BLOCK_SEPARATOR = "\n\n"
 _BLANK_LINES = re.compile(r"\n[ \t]*\n+")
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\v\x1b")
@@ -157,8 +157,8 @@ class _PageBuilder:
 
     def add(self, text: str, breadcrumb: tuple[str, ...], *, is_heading: bool = False) -> None:
         text = clean_text(text).strip()
-        if not text:
-            return
+        if not text or is_heading and self.blocks and self.blocks[-1].is_heading and self.blocks[-1].text == text:
+            return  # a heading said twice running (a page's title block above the document's own first heading) is one
         for piece in _code_pieces(text):
             if self.parts:
                 self.parts.append(BLOCK_SEPARATOR)
