@@ -340,11 +340,7 @@ def html_content(text: str) -> HtmlContent:
     _remove_chrome(root, dropped)
     _remove_edge_link_bars(root, dropped)
     _prepare_definitions(root, soup)
-    markdown = _converter_class()(
-        heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False,
-        wrap=True, wrap_width=None, strip=["a", "img"],
-    ).convert_soup(root)
-    markdown = re.sub(r"[ \t]+\n", "\n", markdown)
+    markdown = _markdown(root)
     return HtmlContent(markdown=markdown, title=title, dropped=tuple(dropped), redirect=redirect)
 
 
@@ -361,11 +357,16 @@ def fragment_markdown(text: str) -> str:
         element.decompose()
     for comment in soup.find_all(string=lambda string: isinstance(string, Comment)):
         comment.extract()
+    return _markdown(soup.body or soup).strip()
+
+
+def _markdown(element) -> str:
+    """An element as Markdown: ATX headings, "-" bullets, paragraphs on one line, links and images as their text."""
     markdown = _converter_class()(
         heading_style="ATX", bullets="-", escape_underscores=False, escape_asterisks=False, escape_misc=False,
         wrap=True, wrap_width=None, strip=["a", "img"],
-    ).convert_soup(soup.body or soup)
-    return re.sub(r"[ \t]+\n", "\n", markdown).strip()
+    ).convert_soup(element)
+    return re.sub(r"[ \t]+\n", "\n", markdown)
 
 
 @cache
