@@ -331,3 +331,24 @@ def test_a_sites_name_is_the_opening_or_ending_most_titles_of_a_folder_share(tit
     from llmwiki.ingest.html import site_affixes
 
     assert site_affixes(titles) == affixes
+
+
+def test_a_page_is_read_when_another_page_of_its_folder_cannot_be(workspace, count_tokens, monkeypatch):
+    from pathlib import Path
+
+    for name in ("descaling", "filters", "lids", "timer"):
+        write(workspace, f"docs/{name}.html", f"<html><head><title>Kettle Docs: {name.capitalize()}</title></head><body><div><p>The "
+                                             f"{name} chapter is a part of the kettle manual that every owner should read.</p></div></body></html>")
+    opened = Path.open
+
+    def open_but_timer(self, *args, **kwargs):
+        if self.name == "timer.html" and args[:1] == ("rb",):
+            raise PermissionError(13, "Permission denied", str(self))
+        return opened(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_but_timer)
+    report = ingest_paths(workspace, count_tokens=count_tokens)
+    outcomes = {outcome.path: outcome for outcome in report.outcomes}
+    assert outcomes["sources/docs/descaling.html"].action == "ingested" and outcomes["sources/docs/filters.html"].action == "ingested"
+    summary = next(path for path in (workspace.root / "wiki" / "summaries").glob("*.md") if "docs/descaling.html" in path.read_text(encoding="utf-8"))
+    assert "title: Descaling\n" in summary.read_text(encoding="utf-8")  # the three pages that could be read still name the site

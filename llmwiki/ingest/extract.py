@@ -615,8 +615,11 @@ def _folder_site_affixes(folder: str, changed: int) -> tuple[str, str]:
     titles = []
     pages = sorted(path for path in Path(folder).iterdir() if path.suffix.lower() in (".html", ".htm") and path.is_file())
     for path in pages[:_SITE_SAMPLE]:
-        with path.open("rb") as file:
-            found = _TITLE_TAG.search(file.read(16384))
+        try:
+            with path.open("rb") as file:
+                found = _TITLE_TAG.search(file.read(16384))
+        except OSError:  # a page that cannot be read says nothing of the site; the page being read is read all the same
+            continue
         if found:
             titles.append(" ".join(html.unescape(found.group(1).decode("utf-8", "replace")).split()))
     return site_affixes(titles)
