@@ -205,21 +205,14 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
             index += 1
             continue
         if token.type == "heading_open":
-            title = tokens[index + 1].content.strip()
-            level = int(token.tag[1:])
-            if level == 1 and first_h1 is None:
-                first_h1 = title
-            builder.add(f"{'#' * level} {title}", breadcrumb.enter(level, title), is_heading=True)
+            first_h1 = _add_heading(builder, breadcrumb, int(token.tag[1:]), tokens[index + 1].content.strip(), first_h1)
         elif token.type == "html_block" and token.content.lstrip().startswith("<!--"):
             pass  # comments (such as a wiki page's section markers) are not content
         elif token.type == "html_block" and written:  # tags alone are nothing
             shown = fragment_markdown(token.content)
             heading = re.match(r"(#{1,6}) +(.+)", shown)
             if heading and "\n" not in shown:  # a README's centred <h1 align="center">
-                level, title = len(heading.group(1)), heading.group(2).strip()
-                if level == 1 and first_h1 is None:
-                    first_h1 = title
-                builder.add(f"{heading.group(1)} {title}", breadcrumb.enter(level, title), is_heading=True)
+                first_h1 = _add_heading(builder, breadcrumb, len(heading.group(1)), heading.group(2).strip(), first_h1)
             else:
                 builder.add(shown, breadcrumb.current)
         elif token.type == "blockquote_open":
@@ -232,6 +225,12 @@ def markdown_blocks(text: str, builder: _PageBuilder, *, breadcrumb: _Breadcrumb
                 builder.add(block, breadcrumb.current)  # a row of badge images is no text; "**|**" (a term) is
         index += 1
     return first_h1
+
+
+def _add_heading(builder: _PageBuilder, breadcrumb: _Breadcrumb, level: int, title: str, first_h1: str | None) -> str | None:
+    """Add a heading to the page; returns the first H1, this one where it is."""
+    builder.add(f"{'#' * level} {title}", breadcrumb.enter(level, title), is_heading=True)
+    return title if level == 1 and first_h1 is None else first_h1
 
 
 # Images of Markdown, linked or not: "![build](https://ci.example/badge.svg)", "[![docs](badge.svg)](https://...)".
@@ -613,7 +612,7 @@ def folder_site_affixes(folder: Path) -> tuple[str, str]:
 @lru_cache(maxsize=64)
 def _folder_site_affixes(folder: str, changed: int) -> tuple[str, str]:
     titles = []
-    pages = sorted(path for path in Path(folder).iterdir() if path.suffix.lower() in (".html", ".htm") and path.is_file())
+    pages = sorted(path for path in Path(folder).iterdir() if EXTRACTORS.get(path.suffix.lower()) is extract_html and path.is_file())
     for path in pages[:_SITE_SAMPLE]:
         try:
             with path.open("rb") as file:

@@ -242,35 +242,37 @@ def _title(soup, root) -> tuple[str | None, list]:
     order: dict[int, int] = {}
     prose_at = None
     for position, element in enumerate(soup.find_all([*_HEADINGS, "p"])):
-        if element.find_parent(_CHROME_TAGS) is not None:
+        if element.name == "p" and prose_at is not None or element.find_parent(_CHROME_TAGS) is not None:
             continue
         if element.name != "p":
             order[id(element)] = position
-        elif prose_at is None and len(_text(element).split()) >= _PROSE_WORDS and root in element.parents:
+        elif len(_text(element).split()) >= _PROSE_WORDS and _inside(element, root):
             prose_at = position
     candidates = [*reversed(root.find_all("h1", limit=4)), root.find(_HEADINGS), *reversed(soup.find_all("h1", limit=4))]
     if prose_at is not None:
         candidates += [heading for heading in root.find_all(_HEADINGS) if order.get(id(heading), prose_at) < prose_at]
-    held: dict[str, tuple[int, bool]] = {}  # text -> (its place in the page, whether the <title> holds it whole)
-    elements: dict[str, object] = {}
+    held: dict[str, tuple[int, str, object]] = {}  # text -> (its place in the page, its comparable words, the heading)
     for heading in candidates:
         if heading is None or id(heading) not in order:
             continue
         text = _text(heading)
         key = _comparable(text)
         if text and key and (key in named or named in key):
-            held.setdefault(text, (order[id(heading)], key in named))
-            elements.setdefault(text, heading)
-    before = sorted((text for text, (position, _) in held.items() if prose_at is not None and position < prose_at),
+            held.setdefault(text, (order[id(heading)], key, heading))
+    before = sorted((text for text, (position, _, _) in held.items() if prose_at is not None and position < prose_at),
                     key=lambda text: held[text][0])
     # A heading that says again part of one above it is that one's first section ("2.1 Character Set" under "2
     # Character Set and Source File Encoding"), not the page's title.
-    before = [text for index, text in enumerate(before)
-              if not any(_comparable(text) in _comparable(above) for above in before[:index])]
+    before = [text for index, text in enumerate(before) if not any(held[text][1] in held[above][1] for above in before[:index])]
     if before:
-        return before[-1], [elements[text] for text in before[:-1]]
-    whole = [text for text, (position, within) in held.items() if within or prose_at is None]
+        return before[-1], [held[text][2] for text in before[:-1]]
+    whole = [text for text, (_, key, _) in held.items() if key in named or prose_at is None]
     return (whole[0] if whole else title_text), []
+
+
+def _inside(element, ancestor) -> bool:
+    """Whether the element lies inside that one (by identity: a tag equal in its markup is another element)."""
+    return any(parent is ancestor for parent in element.parents)
 
 
 # A paragraph of this many words is the content's prose, not a heading's caption or a bar's label.
@@ -316,11 +318,7 @@ def without_site_name(title: str, affixes: tuple[str, str]) -> str:
 
 def html_content(text: str) -> HtmlContent:
     """The main content of an HTML page as Markdown, with its title and what was dropped."""
-    from bs4 import BeautifulSoup
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # XHTML read as HTML is what a browser does too
-        soup = BeautifulSoup(text, "lxml")
+    soup = _parse(text)
     redirect = _redirect(soup)
     for element in soup(list(_NOT_CONTENT)):
         element.decompose()
@@ -335,7 +333,7 @@ def html_content(text: str) -> HtmlContent:
     _remove_permalinks(root, dropped)
     title, site_names = _title(soup, root)
     for heading in site_names:  # the site's name as a page header's heading: the header is furniture, as one without a heading is
-        if heading.find_parent("header") is not None and root in heading.parents:
+        if heading.find_parent("header") is not None and _inside(heading, root):
             _drop(heading, "the site's name", dropped)
     _remove_chrome(root, dropped)
     _remove_edge_link_bars(root, dropped)
@@ -344,15 +342,21 @@ def html_content(text: str) -> HtmlContent:
     return HtmlContent(markdown=markdown, title=title, dropped=tuple(dropped), redirect=redirect)
 
 
+def _parse(text: str):
+    from bs4 import BeautifulSoup
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # XHTML read as HTML is what a browser does too
+        return BeautifulSoup(text, "lxml")
+
+
 def fragment_markdown(text: str) -> str:
     """A block of HTML written inside a Markdown file (a README's centred logo and heading, a table, a wrapper
     `<div>`) as the Markdown a reader sees: its text, headings, lists and tables; images, link targets, comments and
     tags alone are nothing."""
-    from bs4 import BeautifulSoup, Comment
+    from bs4 import Comment
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        soup = BeautifulSoup(text, "lxml")
+    soup = _parse(text)
     for element in soup(list(_NOT_CONTENT)):
         element.decompose()
     for comment in soup.find_all(string=lambda string: isinstance(string, Comment)):
